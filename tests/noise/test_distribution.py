@@ -1,0 +1,192 @@
+"""Generic tests over one table of (ball, dimension) cases, numpyro style.
+
+Every new ball is tested by adding a row to CASES.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from knorm.geometry import LpBall
+from knorm.noise import KNormNoise
+from tests.settings import ALPHA, SEED, Z_MAX
+
+
+def _cases():
+    from knorm.geometry.polytope import Polytope
+    from knorm.geometry.regression import K2Ball, k3_ball
+
+    cases = []
+    for dim in (1, 2, 5, 26):
+        for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf), ("l3", 3)):
+            cases.append((f"{name}-{dim}", lambda dim=dim, p=p: LpBall(dim, p, radius=1.5)))
+        # A non-regular polytope: the symmetric hull of random points (exact
+        # triangulation sampler in low dimension, rejection in 26).
+        cases.append((f"polytope-{dim}", lambda dim=dim: _random_polytope(dim, Polytope)))
+    cases.append(("K2-2", K2Ball))
+    cases.append(("K3-3", k3_ball))
+    cases.append(("scaled-l3-5", lambda: 0.4 * LpBall(5, 3)))
+    return cases
+
+
+def _random_polytope(dim, Polytope):
+    if dim >= 10:
+        # A box with cut corners, given by halfspaces: cheap gauge in any dimension.
+        eye = np.eye(dim)
+        ones = np.ones((1, dim))
+        a = np.vstack([eye, -eye, ones, -ones])
+        b = np.concatenate([np.full(2 * dim, 1.0), [0.8 * dim, 0.8 * dim]])
+        return Polytope.from_halfspaces(a, b)
+    pts = np.random.default_rng(SEED + dim).normal(size=(3 * dim + 2, dim))
+    return Polytope.from_points(pts)
+
+
+CASES = _cases()
+IDS = [c[0] for c in CASES]
+BALLS = [c[1] for c in CASES]
+
+
+@pytest.fixture(params=BALLS, ids=IDS)
+def noise(request):
+    return KNormNoise(request.param(), scale=0.7)
+
+
+def test_norm_law_is_gamma(noise):
+    # Paper Lemma "K-norm Marginal Distribution": ||V||_K ~ Gamma(m, scale). Failure rate ALPHA.
+    v = noise.sample(20_000, rng=SEED)
+    assert v.shape == (20_000, noise.dim)
+    g = noise.ball.norm(v)
+    assert stats.kstest(g, stats.gamma(noise.dim, scale=noise.scale).cdf).pvalue > ALPHA
+    assert stats.kstest(g, noise.norm_law().cdf).pvalue > ALPHA
+
+
+def test_direction_is_cone_measure(noise):
+    # V/||V||_K has the law of U/||U||_K for U uniform on K (paper Lemma "K-mech
+    # Conditional Distribution"): two-sample KS on a fixed projection. Failure rate ALPHA.
+    c = np.random.default_rng(1).normal(size=noise.dim)
+    v = noise.sample(20_000, rng=SEED + 1)
+    u = noise.ball.sample_uniform(20_000, rng=SEED + 2)
+    a = (v / noise.ball.norm(v)[:, None]) @ c
+    b = (u / noise.ball.norm(u)[:, None]) @ c
+    assert stats.ks_2samp(a, b).pvalue > ALPHA
+
+
+def test_uniform_sampler_inside_and_radially_uniform(noise):
+    u = noise.ball.sample_uniform(20_000, rng=SEED + 3)
+    g = noise.ball.norm(u)
+    assert np.all(g <= 1 + 1e-9)
+    assert stats.kstest(g**noise.dim, "uniform").pvalue > ALPHA
+
+
+def test_entropy_matches_monte_carlo(noise):
+    # Paper Proposition "Entropy of K-mech" against -mean log f(V).
+    v = noise.sample(40_000, rng=SEED + 4)
+    lp = noise.logpdf(v)
+    mc, se = -lp.mean(), lp.std(ddof=1) / math.sqrt(len(lp))
+    tol = Z_MAX * se + (noise.log_volume().stderr if not noise.log_volume().exact else 0) * Z_MAX
+    assert abs(noise.entropy() - mc) < tol + 1e-9
+
+
+def test_concentration_set_has_probability_alpha(noise):
+    v = noise.sample(20_000, rng=SEED + 5)
+    for alpha in (0.1, 0.5, 0.9):
+        s = noise.concentration_set(alpha)
+        hits = int(np.count_nonzero(s.contains(v)))
+        assert stats.binomtest(hits, len(v), alpha).pvalue > ALPHA
+
+
+def test_depth_is_probability_integral_transform(noise):
+    # D(V) = P(||V'|| > ||V||) is Uniform(0, 1) when V follows the law itself.
+    v = noise.sample(20_000, rng=SEED + 6)
+    d = noise.depth(v)
+    assert noise.depth(np.zeros(noise.dim)) == 1.0
+    assert stats.kstest(d, "uniform").pvalue > ALPHA
+
+
+def test_logpdf_normalised_in_one_and_two_dimensions():
+    from scipy import integrate
+
+    for ball in (LpBall(1, 3), LpBall(2, 1.5), LpBall(2, math.inf)):
+        noise = KNormNoise(ball, 0.5)
+        if ball.dim == 1:
+            total, _ = integrate.quad(lambda x: noise.pdf([x]), -np.inf, np.inf)
+        else:
+            total, _ = integrate.dblquad(lambda y, x: noise.pdf([x, y]), -15, 15, -15, 15, epsabs=1e-10)
+        assert total == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, math.inf])
+def test_one_dimension_is_laplace(p):
+    ball = LpBall(1, p, radius=2.0)
+    noise = KNormNoise(ball, scale=0.3)
+    lap = stats.laplace(scale=0.3 * 2.0)
+    x = np.linspace(-5, 5, 41)[:, None]
+    np.testing.assert_allclose(noise.logpdf(x), lap.logpdf(x[:, 0]), atol=1e-12)
+    assert noise.entropy() == pytest.approx(lap.entropy())
+    assert stats.kstest(noise.sample(20_000, rng=SEED)[:, 0], lap.cdf).pvalue > ALPHA
+
+
+def test_one_dimension_polytope_is_laplace():
+    from knorm.geometry.polytope import Polytope
+
+    noise = KNormNoise(Polytope.from_points([[2.0]]), scale=0.3)
+    lap = stats.laplace(scale=0.6)
+    assert stats.kstest(noise.sample(20_000, rng=SEED)[:, 0], lap.cdf).pvalue > ALPHA
+    assert noise.entropy() == pytest.approx(lap.entropy())
+
+
+@pytest.mark.parametrize("ball", [LpBall(2, 1), LpBall(2, math.inf), LpBall(2, 3)], ids=["l1", "linf", "l3"])
+def test_conditional_variance_by_monte_carlo(ball):
+    # ERRATA item 2: given V in span(e), |V'e| ~ Gamma(m, rate ||e||_K / scale),
+    # so Var(V'e) = m (m+1) scale^2 / ||e||_K^2. Condition on a thin cone around e.
+    noise = KNormNoise(ball, scale=1.0)
+    e = np.array([np.cos(0.4), np.sin(0.4)])
+    v = noise.sample(4_000_000, rng=SEED)
+    cosang = np.abs(v @ e) / np.linalg.norm(v, axis=1)
+    proj = (v @ e)[cosang > math.cos(0.005)]
+    assert len(proj) > 5000
+    for signed, sample in ((True, proj), (False, np.abs(proj))):
+        target = noise.conditional_variance(e, signed=signed)
+        var, n = sample.var(ddof=1), len(sample)
+        # Standard error of a sample variance: sqrt((mu4 - var^2) / n).
+        mu4 = np.mean((sample - sample.mean()) ** 4)
+        assert abs(var - target) < Z_MAX * math.sqrt((mu4 - var**2) / n) + 0.02 * target
+    # The printed formula m Delta / (eps^2 ||e||_K) differs and would fail.
+    printed = 2 * 1.0 / ball.norm(e)
+    assert abs(proj.var() - printed) > 0.2 * printed
+
+
+def test_conditional_variance_orders_contained_balls():
+    # Paper Theorem "Conditional Variance": Delta_K K inside Delta_H H gives smaller variance.
+    small, big = KNormNoise(LpBall(3, math.inf), 1.0), KNormNoise(LpBall(3, 1, radius=3.0), 1.0)
+    dirs = np.random.default_rng(SEED).normal(size=(100, 3))
+    assert np.all(small.conditional_variance(dirs) <= big.conditional_variance(dirs) + 1e-12)
+
+
+def test_scipy_style_api():
+    noise = KNormNoise(LpBall(3, 2), 2.0)
+    assert noise.sample(rng=1).shape == (3,)
+    assert noise.sample((4, 5), rng=1).shape == (4, 5, 3)
+    np.testing.assert_array_equal(noise.rvs(3, rng=5), noise.sample(3, rng=5))
+    assert noise.pdf(np.zeros(3)) == pytest.approx(math.exp(noise.logpdf(np.zeros(3))))
+    assert noise.sampler == "gamma(m) x uniform direction"
+    assert noise.concentration_set(0.5).volume() < noise.concentration_set(0.9).volume()
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: KNormNoise(LpBall(2, 2), 0), ValueError, "'scale' parameter of KNormNoise must be a float in the range \\(0, inf\\). Got 0.0"),
+        (lambda: KNormNoise(LpBall(2, 2), float("nan")), ValueError, "'scale'"),
+        (lambda: KNormNoise("l2", 1), TypeError, "'ball' parameter of KNormNoise must be a NormBall"),
+        (lambda: KNormNoise(LpBall(2, 2), 1).sample(-3), ValueError, "'size' parameter of KNormNoise must be an int >= 0. Got -3"),
+        (lambda: KNormNoise(LpBall(2, 2), 1).logpdf([1.0]), ValueError, "'x' parameter of KNormNoise must have last axis of length 2"),
+        (lambda: KNormNoise(LpBall(2, 2), 1).concentration_set(1.0), ValueError, "'alpha' parameter .* must be a float in the range \\(0, 1\\). Got 1.0"),
+        (lambda: KNormNoise(LpBall(2, 2), 1).conditional_variance([0.0, 0.0]), ValueError, "non-zero direction"),
+    ],
+)
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
