@@ -78,7 +78,7 @@ def test_containment_scaled_balls_and_sensitivities():
 def test_falsification_search_is_labelled():
     from knorm.geometry.oracle import OracleBall
 
-    disk = OracleBall(lambda u: np.linalg.norm(u, axis=-1) <= 1.0, bounding_box=1.0)
+    disk = OracleBall(lambda u: np.linalg.norm(u, axis=-1) <= 1.0, bounding_box=[1.0, 1.0])
     res = containment((disk, 1.0), (LpBall(2, 2), 1.01), rng=SEED)
     assert res.contained and not res.proved and "not a proof" in res.method
     res = containment((disk, 1.0), (LpBall(2, math.inf), 0.9), rng=SEED)

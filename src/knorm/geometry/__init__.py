@@ -1,7 +1,23 @@
 """Norm balls: l_p, polytopes, intersections of cylinders, oracle balls, scalings."""
 
 from knorm.geometry.base import NormBall, NotANormBallError, RejectionStats, Volume
+from knorm.geometry.intersection import IntersectionBall
 from knorm.geometry.lp import LpBall
+from knorm.geometry.oracle import OracleBall
+from knorm.geometry.polytope import Polytope
+from knorm.geometry.regression import K2Ball, k3_ball
 from knorm.geometry.scaled import ScaledBall
 
-__all__ = ["NormBall", "NotANormBallError", "RejectionStats", "Volume", "LpBall", "ScaledBall"]
+__all__ = [
+    "IntersectionBall",
+    "K2Ball",
+    "LpBall",
+    "NormBall",
+    "NotANormBallError",
+    "OracleBall",
+    "Polytope",
+    "RejectionStats",
+    "ScaledBall",
+    "Volume",
+    "k3_ball",
+]

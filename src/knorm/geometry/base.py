@@ -78,6 +78,9 @@ class NormBall(ABC):
     """
 
     dim: int
+    #: True for balls built from samples (e.g. a sampled inner hull of S_T):
+    #: mechanisms refuse them unless the caller accepts the risk explicitly.
+    estimated = False
 
     def __init__(self, dim):
         self.dim = int(dim)
