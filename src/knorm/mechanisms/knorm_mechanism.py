@@ -9,7 +9,7 @@ import numpy as np
 from knorm._validation import check_positive, check_vectors
 from knorm.geometry.base import NormBall
 from knorm.noise.distribution import KNormNoise
-from knorm.sensitivity.certificate import as_certified
+from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
 __all__ = ["KNormMechanism"]
 
@@ -51,6 +51,13 @@ class KNormMechanism:
     def __init__(self, ball, sensitivity, epsilon, *, unsafe_allow_estimated_sensitivity=False):
         if not isinstance(ball, NormBall):
             raise TypeError(f"The 'ball' parameter of KNormMechanism must be a NormBall. Got {type(ball).__name__} instead.")
+        if ball.estimated and not unsafe_allow_estimated_sensitivity:
+            raise UnsafeSensitivityError(
+                f"The 'ball' parameter of KNormMechanism must not be estimated from samples. Got {ball!r}, "
+                "built from sampled points of the sensitivity space, instead. Such a ball can miss parts "
+                "of S_T, so its sensitivity is not certified; use a certified outer hull "
+                "(SensitivitySpace.outer_hull) or pass unsafe_allow_estimated_sensitivity=True."
+            )
         self.ball = ball
         self.epsilon = check_positive(epsilon, "epsilon", "KNormMechanism")
         self.sensitivity = as_certified(

@@ -1,5 +1,24 @@
-"""Sensitivity spaces, sensitivities and certified hulls (paper Sections 2 and 3.4)."""
+"""Sensitivity spaces, sensitivities and certified hulls (paper Sections 2, 3.4, 4.1, 5.1)."""
 
 from knorm.sensitivity.certificate import Sensitivity, UnsafeSensitivityError
+from knorm.sensitivity.closed_forms import logistic_gradient_space, squared_statistic_space, sum_product_space
+from knorm.sensitivity.quadratic import QuadraticStatistic
+from knorm.sensitivity.regression import RegressionLayout, kt_ball, linear_regression_space, regression_hull_ball
+from knorm.sensitivity.space import Box, CertifiedHull, FiniteDomain, SensitivitySpace
 
-__all__ = ["Sensitivity", "UnsafeSensitivityError"]
+__all__ = [
+    "Box",
+    "CertifiedHull",
+    "FiniteDomain",
+    "QuadraticStatistic",
+    "RegressionLayout",
+    "Sensitivity",
+    "SensitivitySpace",
+    "UnsafeSensitivityError",
+    "kt_ball",
+    "linear_regression_space",
+    "logistic_gradient_space",
+    "regression_hull_ball",
+    "squared_statistic_space",
+    "sum_product_space",
+]

@@ -36,11 +36,15 @@ class Sensitivity:
         How it was obtained; only 'estimate' is refused by mechanisms.
     method : str
         A short description (formula, enumeration, paper reference).
+    lower : float, optional
+        A value attained in the sensitivity space, so the true sensitivity lies
+        in [lower, value]; given with certified bounds to show their gap.
     """
 
     value: float
     kind: str = "declared"
     method: str = ""
+    lower: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "value", check_positive(self.value, "value", "Sensitivity"))

@@ -1,0 +1,108 @@
+"""The sensitivity spaces worked out in the paper, with their closed forms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from knorm.geometry.lp import LpBall
+from knorm.sensitivity.certificate import Sensitivity
+from knorm.sensitivity.quadratic import QuadraticStatistic
+from knorm.sensitivity.space import SensitivitySpace
+
+__all__ = ["squared_statistic_space", "sum_product_space", "logistic_gradient_space"]
+
+
+def squared_statistic_space():
+    """Paper Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1].
+
+    Notes
+    -----
+    S_T = {(x1 - x2, 2 x1^2 - 2 x2^2)}; its hull is K_2 (paper Section 5.1 with
+    ERRATA.md item 3), of area 40/3. Exact sensitivities (paper Eq.
+    ExactSensitivity, ERRATA "Facts"): Delta_1 = 3.125 at u1 = 5/4, Delta_2 =
+    (1/4) sqrt(71 + 8 sqrt 2) at u1 = 3/2 - sqrt(2)/4, Delta_inf = 2.
+    """
+    from knorm.geometry.regression import K2Ball
+
+    A = np.zeros((2, 1, 1))
+    A[1, 0, 0] = 2.0
+    t = QuadraticStatistic(A, [[1.0], [0.0]], [-1.0], [1.0], names=["sum x", "sum 2x^2"])
+    space = SensitivitySpace.additive(t, None, name="Example 2.1")
+    ref = "paper Example 2.1, Eq. (ExactSensitivity); ERRATA.md"
+    space.register_exact(LpBall(2, 1), 3.125, ref)
+    space.register_exact(LpBall(2, 2), 0.25 * math.sqrt(71 + 8 * math.sqrt(2)), ref)
+    space.register_exact(LpBall(2, math.inf), 2.0, ref)
+    space.hull = K2Ball()
+    space.register_exact(space.hull, 1.0, "K_2 = Hull(S_T): paper Section 5.1, ERRATA.md item 3")
+    space.statistic = t
+    return space
+
+
+def sum_product_space():
+    """T = (sum X_i, sum Y_i, sum X_i Y_i) with X_i, Y_i in [-1, 1].
+
+    Notes
+    -----
+    Hull(S_T) = K_3 = {u in [-2,2]^3 : |u1| + |u2| + |u3| <= 4}, a cuboctahedron
+    of volume 160/3 (paper Section 5.1; ERRATA.md "Facts"). The statistic is
+    multilinear, so every sensitivity is exact by vertex enumeration.
+    """
+    from knorm.geometry.regression import k3_ball
+
+    A = np.zeros((3, 2, 2))
+    A[2, 0, 1] = 1.0  # symmetrised to x*y
+    b = [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    t = QuadraticStatistic(A, b, [-1.0, -1.0], [1.0, 1.0], names=["sum x", "sum y", "sum xy"])
+    space = SensitivitySpace.additive(t, None, name="(sum X, sum Y, sum XY)")
+    space.hull = k3_ball()
+    space.statistic = t
+    return space
+
+
+def logistic_gradient_space(m):
+    """Gradient sensitivity space of the logistic loss, paper Section 4.1.
+
+    S = {grad l(theta; x1, y1) - grad l(theta; x2, y2) : x in [-1,1]^m, y in {0,1},
+    theta in R^m}, where grad l = (sigma(theta'x) - y) x and sigma in [0, 1].
+
+    Notes
+    -----
+    Every entry of (sigma - y) x lies in [-1, 1], so S is inside [-2, 2]^m and
+    Delta_inf <= 2, Delta_2 <= 2 sqrt(m), Delta_1 <= 2m (paper Section 4.1); these
+    are registered as certified bounds. Delta_inf = 2 is attained in the limit
+    (x1_j = 1, x2_j = -1, theta'x1, theta'x2 -> +inf). The corners of the cube are
+    not in the closure of S (they would need theta'x1 -> +inf and theta'x1 -> -inf
+    at once), so the l1 and l2 bounds are not tight, as the paper observes. The
+    sampler draws theta too, so ``sample`` is only for diagnostics.
+    """
+    m = int(m)
+    if m < 1:
+        raise ValueError(f"The 'm' parameter of logistic_gradient_space must be an int >= 1. Got {m!r} instead.")
+
+    def sampler(n, rng):
+        theta = rng.standard_normal((n, m)) * rng.exponential(5.0, size=(n, 1))
+
+        def grad():
+            x = rng.uniform(-1, 1, size=(n, m))
+            x = np.where(rng.random((n, m)) < 0.5, np.sign(x), x)
+            y = rng.integers(0, 2, size=(n, 1))
+            s = 1.0 / (1.0 + np.exp(-np.sum(theta * x, axis=1, keepdims=True)))
+            return (s - y) * x
+
+        return grad() - grad()
+
+    def support(c):
+        # An upper bound of h, which is all a certified sensitivity needs:
+        # S is inside [-2, 2]^m, so h(c) <= 2 ||c||_1.
+        return 2.0 * np.abs(np.atleast_2d(c)).sum(axis=1)
+
+    space = SensitivitySpace(m, support=support, sampler=sampler, name=f"logistic gradient, m={m}")
+    ref = "S inside [-2, 2]^m, paper Section 4.1"
+    space._known += [
+        (LpBall(m, math.inf), Sensitivity(2.0, "exact", ref + "; attained in the limit")),
+        (LpBall(m, 2), Sensitivity(2.0 * math.sqrt(m), "bound", ref)),
+        (LpBall(m, 1), Sensitivity(2.0 * m, "bound", ref)),
+    ]
+    return space
