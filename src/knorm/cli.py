@@ -1,39 +1,53 @@
-"""Command line: ``knorm demo`` (the reproduction command comes with its issue)."""
+"""Command line: ``knorm demo`` (``knorm reproduce`` arrives with its issue)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import sys
-
-import numpy as np
+from pathlib import Path
 
 
 def _demo(args):
+    import numpy as np
+
+    from knorm.experiments.example21 import example21_table, figure_1
     from knorm.geometry import LpBall
-    from knorm.geometry.regression import K2Ball
-    from knorm.mechanisms import KNormMechanism, rank_mechanisms
+    from knorm.mechanisms import choose_mechanism, containment
+    from knorm.sensitivity import linear_regression_space, regression_hull_ball, squared_statistic_space
 
     eps = args.epsilon
     print("knorm demo: paper Example 2.1, T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n")
-    exact = {"l1": 3.125, "l2": 0.25 * math.sqrt(71 + 8 * math.sqrt(2)), "linf": 2.0}
-    naive = {"l1": 4.0, "l2": math.sqrt(8.0), "linf": 2.0}
-    ps = {"l1": 1, "l2": 2, "linf": math.inf}
-    for label, deltas in (("exact sensitivities", exact), ("naive per-coordinate sensitivities", naive)):
-        mechs = {name: KNormMechanism(LpBall(2, ps[name]), d, eps) for name, d in deltas.items()}
-        mechs["hull K_2"] = KNormMechanism(K2Ball(), 1.0, eps)
-        report = rank_mechanisms(mechs)
-        print(f"Volume order with {label} (eps = {eps:g}):")
-        print(report)
-        print("volumes of Delta K:", ", ".join(f"{r['name']} {math.exp(r['log_volume']):.2f}" for r in report.rows))
-        pairs = [("linf", "l2"), ("l2", "l1"), ("hull K_2", "linf")]
-        print("containment:", "; ".join(f"{a} in {b}: {bool(report.containment(a, b, rng=0))}" for a, b in pairs))
-        print()
+    print(f"{'radii':<7}{'mechanism':<11}{'Delta':>9}{'vol(Delta K)':>14}{'eps factor':>12}")
+    for r in example21_table(eps):
+        print(f"{r['radii']:<7}{r['name']:<11}{r['sensitivity']:>9.4f}{r['volume']:>14.3f}{r['epsilon_factor']:>12.4f}")
+    space = squared_statistic_space()
+    naive = {name: (LpBall(2, p), space.naive_sensitivity(p).value) for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf))}
+    exact = {name: (LpBall(2, p), space.sensitivity(p).value) for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf))}
+    print("\nContainment order (paper Examples \"approx\" and \"volume\"):")
+    for label, balls in (("naive", naive), ("exact", exact)):
+        pairs = ", ".join(f"{a} in {b}: {containment(balls[a], balls[b]).contained}" for a, b in (("linf", "l2"), ("l2", "l1"), ("l1", "linf")))
+        print(f"  {label} radii: {pairs}")
+    print(f"  hull K_2 in linf (exact radius): {containment((space.hull, 1.0), exact['linf']).contained}")
+    choice = choose_mechanism(space, eps, rng=args.seed)
     rng = np.random.default_rng(args.seed)
     x = rng.uniform(-1, 1, size=1000)
     t = np.array([x.sum(), 2 * (x**2).sum()])
-    mech = KNormMechanism(K2Ball(), 1.0, eps)
-    print(f"A release with the optimal K_2 mechanism: T = {np.round(t, 3)} -> {np.round(mech.release(t, rng=rng), 3)}")
+    print(f"\nAutomatic choice: {choice.name}; l1 would need {choice.gain:.3f}x the epsilon for the same entropy.")
+    print(f"Release of T = {np.round(t, 3)} at eps = {eps:g}: {np.round(choice.mechanism.release(t, rng=rng), 3)}")
+
+    p = 2
+    reg = linear_regression_space(p)
+    cut, rep = regression_hull_ball(p)
+    reg.candidates["cut hull"] = cut
+    choice = choose_mechanism(reg, eps, rng=args.seed)
+    print(f"\nLinear regression statistic (paper Section 5.1), p = {p}, d = {reg.dim}:")
+    print(choice.report)
+    print(f"cut ball volume / K_T volume = {rep.volume_ratio:.3f} ± {rep.volume_ratio_se:.3f}; chosen: {choice.name}")
+
+    out = Path(args.out)
+    path = figure_1(out / "figure1_example21.png")
+    print(f"\nFigure 1 written to {path}")
     return 0
 
 
@@ -41,9 +55,10 @@ def main(argv=None):
     """Entry point of the ``knorm`` command."""
     parser = argparse.ArgumentParser(prog="knorm", description="K-norm mechanisms for differential privacy.")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="compare mechanisms on the paper's Example 2.1")
-    demo.add_argument("--epsilon", type=float, default=1.0)
-    demo.add_argument("--seed", type=int, default=20211)
+    demo = sub.add_parser("demo", help="compare mechanisms on the paper's Example 2.1 and the regression statistic")
+    demo.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
+    demo.add_argument("--seed", type=int, default=2021, help="seed of the demo's releases")
+    demo.add_argument("--out", default="knorm-out", help="folder for the figure (default ./knorm-out)")
     demo.set_defaults(func=_demo)
     args = parser.parse_args(argv)
     if args.command == "demo" and not (args.epsilon > 0 and math.isfinite(args.epsilon)):

@@ -190,3 +190,19 @@ def test_scipy_style_api():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_random_signs_are_fair_and_independent_of_magnitude():
+    from knorm.noise.samplers import _random_signs
+
+    x = np.abs(np.random.default_rng(SEED).normal(size=(1000, 201)))
+    mag = x.copy()
+    out = _random_signs(x, np.random.default_rng(SEED + 1))
+    np.testing.assert_array_equal(np.abs(out), mag)  # only the sign changes
+    neg = out < 0
+    assert stats.binomtest(int(neg.sum()), neg.size, 0.5).pvalue > ALPHA
+    # No pattern across positions: each column is fair (Bonferroni over columns).
+    col = stats.binomtest(int(neg[:, 7].sum()), 1000, 0.5).pvalue
+    assert col > ALPHA / 201
+    # Sign independent of magnitude: same mean |x| among negatives and positives.
+    assert stats.ks_2samp(mag[neg], mag[~neg]).pvalue > ALPHA

@@ -21,52 +21,102 @@ Paper appendix, Section "Implementing K-Norm Mechanisms", with ERRATA.md
 from __future__ import annotations
 
 import math
+import sys
 from functools import singledispatch
 
 import numpy as np
 
 from knorm.geometry.base import NormBall
-from knorm.geometry.lp import LpBall, generalized_gaussian, lp_norm
+from knorm.geometry.lp import LpBall
 from knorm.geometry.scaled import ScaledBall
 
 __all__ = ["sample_knorm", "sampler_name", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"]
 
 
+# Below this dimension a per-row factor is applied column by column: broadcasting
+# an (n, 1) factor over a short last axis runs numpy's inner loop once per row.
+_COLUMNWISE_MAX_DIM = 16
+# Gamma(k) with integer k <= this is drawn as a sum of k Exp(1) (cheaper than
+# rng.gamma, which costs about 7 uniform draws whatever the shape).
+_EXP_SUM_MAX_SHAPE = 4
+# Byte holding the IEEE-754 sign bit within a float64.
+_SIGN_BYTE = 7 if sys.byteorder == "little" else 0
+
+
+def _scale_rows(x, r):
+    """x *= r[:, None] in place."""
+    if x.shape[1] <= _COLUMNWISE_MAX_DIM:
+        for j in range(x.shape[1]):
+            x[:, j] *= r
+    else:
+        x *= r[:, None]
+    return x
+
+
+def _gamma(shape, scale, n, rng):
+    """n draws of Gamma(shape, scale); integer shapes <= 4 as sums of exponentials."""
+    if shape == int(shape) and shape <= _EXP_SUM_MAX_SHAPE:
+        out = rng.standard_exponential((int(shape), n)).sum(axis=0)
+        out *= scale
+        return out
+    return rng.gamma(shape, scale, size=n)
+
+
+def _random_signs(x, rng):
+    """Give each entry of the non-negative C-contiguous float64 ``x`` a fair random sign, in place.
+
+    One random bit per entry from ``rng.bytes`` is OR-ed into the IEEE-754 sign
+    bit: about 30x cheaper than drawing a uniform per entry, and exact.
+    """
+    bits = np.unpackbits(np.frombuffer(rng.bytes(-(-x.size // 8)), dtype=np.uint8), count=x.size)
+    bits <<= 7
+    x.reshape(-1).view(np.uint8)[_SIGN_BYTE::8] |= bits
+    return x
+
+
 def laplace_noise(dim, scale, n, rng):
-    """l1 K-norm noise: iid Laplace(0, scale) coordinates."""
-    return rng.laplace(scale=scale, size=(n, dim))
+    """l1 K-norm noise: iid Laplace(0, scale), as scale * Exp(1) with a fair sign."""
+    v = rng.standard_exponential((n, dim))
+    v *= scale
+    return _random_signs(v, rng)
 
 
 def l2_noise(dim, scale, n, rng):
-    """l2 K-norm noise: Gamma(dim, scale) radius times a uniform direction."""
+    """l2 K-norm noise: Gamma(dim, scale) radius times a uniform direction Z / ||Z||_2."""
     z = rng.standard_normal((n, dim))
-    r = rng.gamma(dim, scale, size=(n, 1))
-    return r * z / lp_norm(z, 2)[:, None]
+    r = _gamma(dim, scale, n, rng)
+    r /= np.sqrt(np.einsum("ij,ij->i", z, z))
+    return _scale_rows(z, r)
 
 
 def linf_noise(dim, scale, n, rng):
     """l_inf K-norm noise: Gamma(dim + 1, scale) radius times Uniform([-1, 1]^dim)."""
-    r = rng.gamma(dim + 1, scale, size=(n, 1))
-    return r * rng.uniform(-1.0, 1.0, size=(n, dim))
+    u = rng.uniform(-1.0, 1.0, size=(n, dim))
+    return _scale_rows(u, _gamma(dim + 1, scale, n, rng))
 
 
 def lp_noise(dim, p, scale, n, rng):
-    """l_p K-norm noise for any p in [1, inf]: Gamma(dim, scale) times the cone measure."""
+    """l_p K-norm noise for any p in [1, inf]: Gamma(dim, scale) times the cone measure.
+
+    Y_i = ±G_i^(1/p) with G_i ~ Gamma(1/p) has density proportional to
+    exp(-|y|^p), and ||Y||_p^p = sum_i G_i, so the norm costs one sum.
+    """
     if p == 1:
         return laplace_noise(dim, scale, n, rng)
     if p == 2:
         return l2_noise(dim, scale, n, rng)
     if math.isinf(p):
         return linf_noise(dim, scale, n, rng)
-    y = generalized_gaussian(rng, p, (n, dim))
-    r = rng.gamma(dim, scale, size=(n, 1))
-    return r * y / lp_norm(y, p)[:, None]
+    g = rng.standard_gamma(1.0 / p, size=(n, dim))
+    r = _gamma(dim, scale, n, rng)
+    r /= g.sum(axis=1) ** (1.0 / p)
+    np.power(g, 1.0 / p, out=g)
+    return _scale_rows(_random_signs(g, rng), r)
 
 
 def uniform_times_gamma(ball, scale, n, rng):
     """Any ball: Gamma(m + 1, scale) radius times an exact uniform draw from K."""
-    r = rng.gamma(ball.dim + 1, scale, size=(n, 1))
-    return r * ball._sample_uniform(n, rng)
+    return _scale_rows(ball._sample_uniform(n, rng), _gamma(ball.dim + 1, scale, n, rng))
 
 
 @singledispatch

@@ -1,0 +1,147 @@
+"""Faster exact l1, l2, l_inf and l_p noise samplers, proposed for ``knorm.noise.samplers``.
+
+Not part of the library: the samplers section times these next to the library's
+and checks their laws before quoting any number. Each function has the signature
+of its counterpart in :mod:`knorm.noise.samplers` and returns float64 rows of
+shape (n, dim) with density proportional to exp(-||v||_K / scale).
+
+What the library versions spend their time on (cProfile and line timings,
+numpy 2.x, PCG64; costs in units of one ``rng.uniform`` draw, about 2 ns here):
+
+* ``rng.laplace`` inverts the CDF with a ``log`` per draw: about 5.7 units.
+  ``standard_exponential`` (ziggurat) costs 1.3 units and a sign bit taken from
+  ``rng.bytes`` about 0.05 units.
+* ``rng.gamma`` costs about 7 units per draw whatever the shape. One radius per
+  vector is negligible for large dim but dominates dim 2.
+* Broadcasting a row factor of shape (n, 1) over a short last axis (dim 2) runs
+  numpy's inner loop once per row: multiplying column by column is 3-4x faster.
+* ``l2_noise`` also computes ``abs``, ``einsum``, ``sqrt`` and two temporaries for
+  ``r * z / norm``; ``standard_normal`` alone costs about 3.8 units, which is a
+  floor for any l2 sampler built on numpy normals.
+* ``lp_noise`` recomputes ``||Y||_p`` with ``abs``, ``max``, a division and a
+  ``power`` although ``|Y_i|^p`` is the gamma draw it started from.
+
+References
+----------
+Awan & Slavkovic (2021), appendix "Implementing K-Norm Mechanisms"; ERRATA.md
+("Facts worth having": ||V||_K ~ Gamma(m, scale) for every K).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+__all__ = ["laplace_noise", "l2_noise", "linf_noise", "lp_noise"]
+
+# Below this dimension a per-row factor is applied column by column (see above).
+_COLUMNWISE_MAX_DIM = 16
+# Gamma(k) with integer k <= this is drawn as a sum of k exponentials (1.3 units
+# each) rather than by rng.standard_gamma (about 7 units).
+_EXP_SUM_MAX_SHAPE = 4
+# Byte holding the IEEE-754 sign bit within a float64.
+_SIGN_BYTE = 7 if sys.byteorder == "little" else 0
+
+
+def _random_signs_(x, rng):
+    """Flip the sign of each entry of the C-contiguous float64 ``x`` with probability 1/2, in place.
+
+    One random bit per entry from ``rng.bytes``, OR-ed into the IEEE sign bit; ``x``
+    must be non-negative, so setting the bit is the same as flipping it.
+    """
+    bits = np.unpackbits(np.frombuffer(rng.bytes(-(-x.size // 8)), dtype=np.uint8), count=x.size)
+    bits <<= 7
+    hi = x.reshape(-1).view(np.uint8)[_SIGN_BYTE::8]
+    hi |= bits
+    return x
+
+
+def _scale_rows_(x, r):
+    """``x *= r[:, None]`` in place, fast also when ``x`` has few columns."""
+    if x.shape[1] <= _COLUMNWISE_MAX_DIM:
+        for j in range(x.shape[1]):
+            x[:, j] *= r
+    else:
+        x *= r[:, None]
+    return x
+
+
+def _standard_gamma_half(k2, n, rng):
+    """n draws of Gamma(k2 / 2, 1) for a positive int ``k2``.
+
+    Small shapes use exact sums: Gamma(j) = E_1 + ... + E_j and
+    Gamma(1/2) = Z^2 / 2, with E iid Exp(1) and Z standard normal.
+    """
+    j, half = divmod(k2, 2)
+    if j > _EXP_SUM_MAX_SHAPE:
+        return rng.standard_gamma(k2 / 2.0, size=n)
+    out = np.zeros(n)
+    if j:
+        e = rng.standard_exponential((j, n))  # rows are contiguous, so the sum is fast
+        for row in e:
+            out += row
+    if half:
+        z = rng.standard_normal(n)
+        z *= z
+        z *= 0.5
+        out += z
+    return out
+
+
+def laplace_noise(dim, scale, n, rng):
+    """l1 noise: iid Laplace(0, scale) as scale * Exp(1) with a fair random sign."""
+    v = rng.standard_exponential((n, dim))
+    _random_signs_(v, rng)
+    v *= scale
+    return v
+
+
+def l2_noise(dim, scale, n, rng):
+    """l2 noise as a Gaussian scale mixture: scale * sqrt(S) * Z, S ~ Gamma((dim + 1)/2, 2).
+
+    Notes
+    -----
+    For Z standard normal in R^m and S > 0 independent with density proportional to
+    s^((m+1)/2 - 1) exp(-s/2), sqrt(S) Z has density proportional to
+    int s^(-1/2) exp(-(r^2/s + s)/2) ds = 2 r^(1/2) K_(1/2)(r) = sqrt(2 pi) exp(-r)
+    with r = ||v||_2 (the Bessel function K_(1/2) is elementary). This is exact, and
+    it needs no norm of Z: ||sqrt(S) Z||_2 ~ Gamma(m, 1) follows, as for every
+    K-norm law (ERRATA, "Facts worth having").
+    """
+    z = rng.standard_normal((n, dim))
+    s = _standard_gamma_half(dim + 1, n, rng)  # S / 2
+    s *= 2.0 * scale * scale
+    np.sqrt(s, out=s)
+    return _scale_rows_(z, s)
+
+
+def linf_noise(dim, scale, n, rng):
+    """l_inf noise: Gamma(dim + 1, scale) radius times Uniform([-1, 1]^dim), in place."""
+    u = rng.uniform(-scale, scale, size=(n, dim))
+    return _scale_rows_(u, _standard_gamma_half(2 * (dim + 1), n, rng))
+
+
+def lp_noise(dim, p, scale, n, rng):
+    """l_p noise, 1 < p < inf: Gamma(dim, scale) radius times Y / ||Y||_p.
+
+    Y_i = +-G_i^(1/p) with G_i ~ Gamma(1/p) has density proportional to
+    exp(-|y|^p), and ||Y||_p^p = sum G_i, so the norm costs one sum.
+    """
+    if p == 1:
+        return laplace_noise(dim, scale, n, rng)
+    if p == 2:
+        return l2_noise(dim, scale, n, rng)
+    if math.isinf(p):
+        return linf_noise(dim, scale, n, rng)
+    y = rng.standard_gamma(1.0 / p, size=(n, dim))
+    r = rng.standard_gamma(dim, size=n)
+    r *= scale
+    r /= y.sum(axis=1) ** (1.0 / p)
+    if p == 3:
+        np.cbrt(y, out=y)
+    else:
+        np.power(y, 1.0 / p, out=y)
+    _random_signs_(y, rng)
+    return _scale_rows_(y, r)

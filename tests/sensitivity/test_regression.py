@@ -1,0 +1,112 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from knorm.sensitivity import RegressionLayout, SensitivitySpace, kt_ball, linear_regression_space, regression_hull_ball
+from tests.settings import SEED, Z_MAX
+
+PS = [1, 2, 5, 8]
+# Cheaper cut-ball settings for tests; certification does not depend on them.
+FAST = dict(n_train=20_000, per_block=40)
+
+
+@pytest.fixture(scope="module", params=PS, ids=[f"p={p}" for p in PS])
+def setting(request):
+    p = request.param
+    return p, linear_regression_space(p), kt_ball(p), regression_hull_ball(p, **FAST)
+
+
+def test_layout_dimension_and_rescaling(setting):
+    p, space, _, _ = setting
+    layout = space.layout
+    assert layout.dim == (p + 1) * (p + 2) // 2 - 1 + (p + 1)
+    assert len(set(layout.names)) == layout.dim
+    # Paper Section 5.1: every entry rescaled to sensitivity 2.
+    np.testing.assert_allclose(space.coordinate_sensitivities(), 2.0, rtol=1e-9)
+
+
+def test_from_data_and_matrices_match_definitions():
+    rng = np.random.default_rng(SEED)
+    layout = RegressionLayout(3)
+    X, y = rng.uniform(-1, 1, size=(50, 3)), rng.uniform(-1, 1, size=50)
+    T = layout.from_data(X, y)
+    np.testing.assert_allclose(T, layout.statistic()(np.column_stack([X, y])).sum(axis=0))
+    XtX, Xty = layout.to_matrices(T, 50)
+    D = np.column_stack([np.ones(50), X])
+    np.testing.assert_allclose(XtX, D.T @ D)
+    np.testing.assert_allclose(Xty, D.T @ y)
+
+
+def adversarial_pairs(space, p, rng, n=20_000):
+    """Neighbouring-record differences t(z) - t(z'): random, on faces, at vertices,
+    and the exact support maximisers (points on the boundary of Hull S_T)."""
+    t = space.statistic
+    d = p + 1
+    z = rng.uniform(-1, 1, size=(2, n, d))
+    face = rng.random((2, n, d)) < 0.5
+    z = np.where(face, np.sign(z), z)  # pin coordinates to faces
+    pts = [t(z[0]) - t(z[1])]
+    verts = t.vertices()
+    if len(verts) <= 64:
+        a, b = np.array(list(itertools.product(range(len(verts)), repeat=2))).T
+    else:
+        a, b = rng.integers(len(verts), size=(2, 20_000))
+    pts.append(t(verts[a]) - t(verts[b]))
+    pts.append(space.extreme_points(rng.standard_normal((500, space.dim))))
+    return np.vstack(pts)
+
+
+def test_neighbours_inside_kt_and_cut_ball(setting):
+    p, space, kt, (cut, _) = setting
+    u = adversarial_pairs(space, p, np.random.default_rng(SEED + p))
+    assert np.all(kt.norm(u) <= 1 + 1e-9)
+    assert np.all(cut.norm(u) <= 1 + 1e-9)
+    # Extreme points reach the boundary: the balls are not loose everywhere.
+    assert cut.norm(u).max() > 0.999
+
+
+def test_cut_ball_strictly_smaller_than_kt(setting):
+    p, _, kt, (cut, report) = setting
+    assert report.volume_ratio + Z_MAX * report.volume_ratio_se < 1
+    w = report.witness
+    assert kt.contains(w) and not cut.contains(w)
+    assert report.n_cuts > 0
+
+
+def test_cut_ball_sensitivity_is_certified(setting):
+    p, space, _, (cut, _) = setting
+    s = space.sensitivity(cut)
+    assert s.kind in ("exact", "bound") and 1.0 - 1e-9 <= s.value <= 1.0 + 1e-5
+
+
+def test_kt_sensitivity_computed_without_the_registered_value():
+    # Delta_{K_T} = 1 (ERRATA item 5) from the support function alone.
+    space = linear_regression_space(2)
+    generic = SensitivitySpace(space.dim, support=space._support, extreme_points=space._extreme_points)
+    s = generic.sensitivity(kt_ball(2))
+    assert 1.0 - 1e-9 <= s.value <= 1.0 + 1e-5
+
+
+def test_errata_witness_kt_is_not_the_hull():
+    # ERRATA item 5, p = 1, coordinates (x, 2x^2, y, xy): u* = (0, 2, 2, 2) is in K_T,
+    # but h_{Hull S_T}(0, 1, 1, 1) = 4 + 9/8.
+    space = linear_regression_space(1)
+    assert space.layout.names == ["x1", "2x1^2", "y", "x1y"]
+    u = np.array([0.0, 2.0, 2.0, 2.0])
+    assert kt_ball(1).contains(u)
+    assert space.support(np.array([0.0, 1.0, 1.0, 1.0])) == pytest.approx(5.125)
+    cut, _ = regression_hull_ball(1, **FAST)
+    assert not cut.contains(u)
+
+
+def test_errata_hull_volume_ratio_p1():
+    # ERRATA: vol(Hull S_T) / vol(K_T) is about 0.81 for p = 1. Sandwich it.
+    space = linear_regression_space(1)
+    hull = space.outer_hull(n_directions=1500, rng=SEED)
+    kt = kt_ball(1).volume(rng=SEED, n_samples=1_000_000)
+    lo, hi = hull.inner.volume() / kt, hull.outer.volume() / kt
+    rel = Z_MAX * kt.stderr / kt
+    # The inner hull converges fast from below; the outer one slowly on curved faces.
+    assert lo == pytest.approx(0.81, abs=0.01 + rel)
+    assert lo <= 0.81 + rel and hi >= 0.81 - rel
