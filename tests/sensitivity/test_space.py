@@ -139,3 +139,25 @@ def test_bad_input():
         squared_statistic_space().sensitivity(LpBall(3, 2))
     with pytest.raises(ValueError, match="'m' parameter of logistic_gradient_space"):
         logistic_gradient_space(0)
+
+
+def test_add_remove_neighbours_finite_and_quadratic():
+    from knorm.sensitivity import QuadraticStatistic
+
+    rec = np.random.default_rng(SEED).normal(size=(25, 2))
+    f = lambda z: np.column_stack([z[:, 0], z[:, 0] * z[:, 1] + 1.0])  # noqa: E731
+    space = SensitivitySpace.additive(f, FiniteDomain(rec), neighbours="add_remove")
+    pts = f(rec)
+    for p in (1, 2, math.inf):
+        assert space.sensitivity(p).value == pytest.approx(np.linalg.norm(pts, ord=p, axis=1).max())
+    c = np.random.default_rng(2).normal(size=(7, 2))
+    np.testing.assert_allclose(space.support(c), np.abs(pts @ c.T).max(axis=0))
+    # Example 2.1 statistic under add/remove: S = ±(x, 2x^2), so Delta_inf = 2, Delta_1 = 3.
+    A = np.zeros((2, 1, 1))
+    A[1, 0, 0] = 2.0
+    q = SensitivitySpace.additive(QuadraticStatistic(A, [[1.0], [0.0]], [-1.0], [1.0]), None, neighbours="add_remove")
+    assert q.sensitivity(math.inf).value == pytest.approx(2.0)
+    assert q.sensitivity(1).value == pytest.approx(3.0)
+    assert np.all(np.abs(q.sample(1000, rng=SEED)[:, 0]) <= 1)
+    with pytest.raises(ValueError, match="'neighbours' parameter of SensitivitySpace.additive must be 'replace' or 'add_remove'"):
+        SensitivitySpace.additive(f, FiniteDomain(rec), neighbours="swap")

@@ -74,9 +74,17 @@ class KNormMechanism:
         """Draw noise vectors (see :meth:`KNormNoise.sample`)."""
         return self.noise.sample(size, rng=rng)
 
-    def release(self, value, *, rng=None):
-        """Release ``value`` (shape (m,) or (k, m)) plus independent noise per row."""
+    def release(self, value, *, rng=None, accountant=None, label="K-norm release"):
+        """Release ``value`` (shape (m,) or (k, m)) plus independent noise per row.
+
+        If an ``accountant`` (:class:`knorm.accounting.PrivacyAccountant`) is given,
+        epsilon is charged to it first (once per row), and nothing is released if
+        the budget would be exceeded.
+        """
         value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
+        if accountant is not None:
+            rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
+            accountant.spend(self.epsilon * rows, label)
         if value.ndim == 1:
             return value + self.noise.sample(rng=rng)
         return value + self.noise.sample(value.shape[:-1], rng=rng)

@@ -131,13 +131,19 @@ class SensitivitySpace:
     sampler : callable, optional
         (n, rng) -> n points of S_T, for diagnostics and estimates only.
     record_points : array, optional
-        Finite set of per-record values t(z) whose hull is P (S_T hull = P - P),
-        giving exact sensitivities for any norm by enumeration.
+        Finite set of per-record values t(z) whose hull is P (Hull S_T = P - P,
+        or the hull of P and -P for add/remove neighbours), giving exact
+        sensitivities for any norm by enumeration.
     name : str
+    neighbours : {'replace', 'add_remove'}
+        Replace-one (bounded) neighbours, the paper's Definition "DP", or
+        add/remove-one (the paper's Remark on add/delete-DP), where
+        S_T = t(D) and -t(D).
     """
 
-    def __init__(self, dim, *, support=None, extreme_points=None, sampler=None, record_points=None, name=""):
+    def __init__(self, dim, *, support=None, extreme_points=None, sampler=None, record_points=None, name="", neighbours="replace"):
         self.dim = int(dim)
+        self.neighbours = _check_neighbours(neighbours, "SensitivitySpace")
         self._support = support
         self._extreme_points = extreme_points
         self._sampler = sampler
@@ -148,7 +154,7 @@ class SensitivitySpace:
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def additive(cls, t, domain, *, name=""):
+    def additive(cls, t, domain, *, name="", neighbours="replace"):
         """S_T for T = sum_i t(x_i), records in a declared ``domain``.
 
         Parameters
@@ -159,7 +165,10 @@ class SensitivitySpace:
             enumeration; a plain callable (vectorised, (k, d) -> (k, m)) does only
             on a :class:`FiniteDomain`, and is otherwise limited to estimates.
         domain : Box or FiniteDomain
+        neighbours : {'replace', 'add_remove'}
+            For add/remove, S_T = t(D) and -t(D): h(c) = max(max c.t, -min c.t).
         """
+        add_remove = _check_neighbours(neighbours, "SensitivitySpace.additive") == "add_remove"
         if isinstance(t, QuadraticStatistic):
             if isinstance(domain, Box) and not (np.array_equal(domain.lower, t.lower) and np.array_equal(domain.upper, t.upper)):
                 raise ValueError("The 'domain' parameter of SensitivitySpace.additive must equal the box of the QuadraticStatistic.")
@@ -167,17 +176,21 @@ class SensitivitySpace:
 
             def support(c):
                 hi, lo, _, _ = t.extremes(c)
-                return hi - lo
+                return np.maximum(hi, -lo) if add_remove else hi - lo
 
             def extreme(c):
-                _, _, zhi, zlo = t.extremes(c)
+                hi, lo, zhi, zlo = t.extremes(c)
+                if add_remove:
+                    return np.where((hi >= -lo)[:, None], t(zhi), -t(zlo))
                 return t(zhi) - t(zlo)
 
             def sampler(n, rng):
+                if add_remove:
+                    return _random_sign_rows(t(box.sample(n, rng)), rng)
                 return t(box.sample(n, rng)) - t(box.sample(n, rng))
 
             points = t(t.vertices()) if t.is_multilinear else None
-            return cls(t.dim, support=support, extreme_points=extreme, sampler=sampler, record_points=points, name=name)
+            return cls(t.dim, support=support, extreme_points=extreme, sampler=sampler, record_points=points, name=name, neighbours=neighbours)
         if not callable(t):
             raise TypeError(f"The 't' parameter of SensitivitySpace.additive must be callable. Got {type(t).__name__} instead.")
         if isinstance(domain, FiniteDomain):
@@ -188,25 +201,29 @@ class SensitivitySpace:
 
             def support(c):
                 v = np.atleast_2d(c) @ pts.T
-                return v.max(axis=1) - v.min(axis=1)
+                return np.maximum(v.max(axis=1), -v.min(axis=1)) if add_remove else v.max(axis=1) - v.min(axis=1)
 
             def extreme(c):
                 v = np.atleast_2d(c) @ pts.T
+                if add_remove:
+                    hi = v.max(axis=1) >= -v.min(axis=1)
+                    return np.where(hi[:, None], pts[v.argmax(axis=1)], -pts[v.argmin(axis=1)])
                 return pts[v.argmax(axis=1)] - pts[v.argmin(axis=1)]
 
             def sampler(n, rng):
                 i, j = rng.integers(len(pts), size=(2, n))
-                return pts[i] - pts[j]
+                return _random_sign_rows(pts[i], rng) if add_remove else pts[i] - pts[j]
 
-            return cls(pts.shape[1], support=support, extreme_points=extreme, sampler=sampler, record_points=pts, name=name)
+            return cls(pts.shape[1], support=support, extreme_points=extreme, sampler=sampler, record_points=pts, name=name, neighbours=neighbours)
         if not isinstance(domain, Box):
             raise TypeError(f"The 'domain' parameter of SensitivitySpace.additive must be a Box or FiniteDomain. Got {type(domain).__name__} instead.")
         probe = np.asarray(t(domain.sample(2, np.random.default_rng(0))), float)
 
         def sampler(n, rng):
-            return np.asarray(t(domain.sample(n, rng)), float) - np.asarray(t(domain.sample(n, rng)), float)
+            a = np.asarray(t(domain.sample(n, rng)), float)
+            return _random_sign_rows(a, rng) if add_remove else a - np.asarray(t(domain.sample(n, rng)), float)
 
-        return cls(probe.shape[1], sampler=sampler, name=name)
+        return cls(probe.shape[1], sampler=sampler, name=name, neighbours=neighbours)
 
     @classmethod
     def from_support(cls, dim, support, *, sampler=None, extreme_points=None, name=""):
@@ -260,7 +277,7 @@ class SensitivitySpace:
         ext = None if self._extreme_points is None else (lambda c: self._extreme_points(embed(np.atleast_2d(c)))[:, idx])
         smp = None if self._sampler is None else (lambda n, rng: self._sampler(n, rng)[:, idx])
         pts = None if self.record_points is None else self.record_points[:, idx]
-        return SensitivitySpace(len(idx), support=sup, extreme_points=ext, sampler=smp, record_points=pts, name=f"{self.name}[{idx.tolist()}]")
+        return SensitivitySpace(len(idx), support=sup, extreme_points=ext, sampler=smp, record_points=pts, name=f"{self.name}[{idx.tolist()}]", neighbours=self.neighbours)
 
     # -- sensitivities ------------------------------------------------------------
     def coordinate_sensitivities(self):
@@ -340,8 +357,11 @@ class SensitivitySpace:
         )
 
     def _enumerate(self, ball):
-        """Exact: max over pairs of record points of ||t_a - t_b||_K (vertices of P - P)."""
+        """Exact: max over pairs of record points of ||t_a - t_b||_K (vertices of P - P),
+        or of ||t_a||_K for add/remove neighbours (vertices of Hull(P and -P))."""
         pts = self.record_points
+        if self.neighbours == "add_remove":
+            return Sensitivity(float(np.max(ball._gauge(pts))), "exact", f"enumeration of {len(pts)} record points")
         best, n = 0.0, len(pts)
         step = max(1, _PAIR_BLOCK // n)
         for s in range(0, n, step):
@@ -435,6 +455,16 @@ class SensitivitySpace:
         outer = Polytope.from_halfspaces(np.vstack([c, -c]), np.concatenate([h, h]))
         inner = Polytope.from_points(self.extreme_points(c))
         return CertifiedHull(outer, inner, _volume_ratio(inner, outer, gen, n_volume))
+
+
+def _check_neighbours(neighbours, owner):
+    if neighbours not in ("replace", "add_remove"):
+        raise ValueError(f"The 'neighbours' parameter of {owner} must be 'replace' or 'add_remove'. Got {neighbours!r} instead.")
+    return neighbours
+
+
+def _random_sign_rows(a, rng):
+    return np.where(rng.random((len(a), 1)) < 0.5, -a, a)
 
 
 def _volume_ratio(inner, outer, rng, n):
