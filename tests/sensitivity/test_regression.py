@@ -110,3 +110,18 @@ def test_errata_hull_volume_ratio_p1():
     # The inner hull converges fast from below; the outer one slowly on curved faces.
     assert lo == pytest.approx(0.81, abs=0.01 + rel)
     assert lo <= 0.81 + rel and hi >= 0.81 - rel
+
+
+def test_shipped_cut_table_matches_a_fresh_build():
+    # The package ships the greedy search's directions for p <= 8; rebuilding p = 1
+    # with the default settings must give the same ball (support recomputed exactly).
+    from knorm.sensitivity.regression import _DEFAULTS, _build
+
+    shipped, report = regression_hull_ball(1)
+    directions, fresh, fresh_report = _build(1, *_DEFAULTS, 4 * RegressionLayout(1).dim)
+    np.testing.assert_allclose(shipped.constraints[0][1].halfspaces[0], fresh.constraints[0][1].halfspaces[0])
+    assert report.volume_ratio == fresh_report.volume_ratio
+    for p in range(1, 9):
+        ball, rep = regression_hull_ball(p)
+        assert kt_ball(p).contains(rep.witness) and not ball.contains(rep.witness)
+        assert rep.volume_ratio < 1

@@ -11,6 +11,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from knorm.geometry.polytope import Polytope
 from knorm.geometry.regression import K2Ball, k3_ball
 from knorm.sensitivity.quadratic import QuadraticStatistic
 from knorm.sensitivity.space import SensitivitySpace
+
+_CUTS_FILE = Path(__file__).with_name("data") / "regression_cuts.npz"
+_DEFAULTS = (0, 100_000, 200)  # seed, n_train, per_block of the shipped table
 
 __all__ = ["RegressionLayout", "linear_regression_space", "kt_ball", "regression_hull_ball", "HullBallReport"]
 
@@ -185,16 +189,15 @@ def _candidate_directions(layout, rng, per_block):
     return np.vstack(out)
 
 
-@functools.lru_cache(maxsize=16)
-def _hull_ball_cached(p, seed, n_train, per_block, max_cuts):
+def _select_cuts(p, seed, n_train, per_block, max_cuts):
+    """Greedy choice of cut directions removing the most K_T volume (see regression_hull_ball)."""
     layout = RegressionLayout(p)
     t = layout.statistic()
-    kt = kt_ball(p)
     rng = np.random.default_rng(seed)
     cand = _candidate_directions(layout, rng, per_block)
     hi, lo, _, _ = t.extremes(cand)
-    rows = cand / (hi - lo)[:, None]  # cut: rows . u <= 1, certified since h is exact
-    u = kt.sample_uniform(n_train, rng=rng)
+    rows = cand / (hi - lo)[:, None]
+    u = kt_ball(p).sample_uniform(n_train, rng=rng)
     # Lazy greedy cover: pick cuts removing the most K_T mass still alive.
     alive = np.ones(len(u), bool)
     scores = np.concatenate([np.count_nonzero(u @ rows[s : s + 512].T > 1, axis=0) for s in range(0, len(rows), 512)]).astype(float)
@@ -210,18 +213,60 @@ def _hull_ball_cached(p, seed, n_train, per_block, max_cuts):
             scores[k] = -1
         else:
             scores[k] = fresh
-    G = rows[chosen]
+    return cand[chosen], rng
+
+
+def _cut_ball(p, directions):
+    """K_T cut by c.u <= h(c) for each direction c, with h recomputed exactly here."""
+    layout = RegressionLayout(p)
+    hi, lo, _, _ = layout.statistic().extremes(directions)
+    G = directions / (hi - lo)[:, None]
     eye = np.eye(layout.dim) / 2.0  # each coordinate has sensitivity 2: keeps the cut polytope bounded
     cuts = Polytope.from_halfspaces(
         np.vstack([G, -G, eye, -eye]), np.ones(2 * len(G) + 2 * layout.dim), max_qhull_dim=0, name="cuts"
     )
     # The cut check is one matrix product and rejects most candidates: run it first.
-    ball = IntersectionBall(layout.dim, [(list(range(layout.dim)), cuts)] + layout.kt_constraints(), name=f"K_T cut (p={p})")
-    test = kt.sample_uniform(n_train, rng=rng)
+    return IntersectionBall(layout.dim, [(list(range(layout.dim)), cuts)] + layout.kt_constraints(), name=f"K_T cut (p={p})")
+
+
+def _measure(p, ball, rng, n):
+    test = kt_ball(p).sample_uniform(n, rng=rng)
     inside = ball.contains(test)
     frac = float(inside.mean())
-    report = HullBallReport(len(chosen), frac, math.sqrt(frac * (1 - frac) / len(test)), test[~inside][0] if (~inside).any() else None)
-    return ball, report
+    witness = test[~inside][0] if (~inside).any() else None
+    return frac, math.sqrt(frac * (1 - frac) / n), witness
+
+
+@functools.lru_cache(maxsize=16)
+def _build(p, seed, n_train, per_block, max_cuts):
+    directions, rng = _select_cuts(p, seed, n_train, per_block, max_cuts)
+    ball = _cut_ball(p, directions)
+    frac, se, witness = _measure(p, ball, rng, n_train)
+    return directions, ball, HullBallReport(len(directions), frac, se, witness)
+
+
+@functools.lru_cache(maxsize=16)
+def _hull_ball_from_table(p):
+    with np.load(_CUTS_FILE) as table:
+        directions = table[f"directions_{p}"]
+        frac, se = table[f"ratio_{p}"]
+        witness = table[f"witness_{p}"]
+    return _cut_ball(p, directions), HullBallReport(len(directions), float(frac), float(se), witness)
+
+
+def build_cut_table(path=None, ps=range(1, 9)):
+    """Rebuild the shipped table of cut directions (default settings) for ``ps``.
+
+    Only the directions are trusted from the file; their support values are
+    recomputed exactly when the ball is built, so the file cannot weaken privacy.
+    """
+    out = {}
+    for p in ps:
+        directions, _, rep = _build(p, *_DEFAULTS, 4 * RegressionLayout(p).dim)
+        out[f"directions_{p}"] = directions
+        out[f"ratio_{p}"] = np.array([rep.volume_ratio, rep.volume_ratio_se])
+        out[f"witness_{p}"] = rep.witness
+    np.savez_compressed(path or _CUTS_FILE, **out)
 
 
 def regression_hull_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=None):
@@ -233,7 +278,10 @@ def regression_hull_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=
     random directions on the coordinates of 2- and 3-variable blocks, to remove
     the most volume of K_T (ERRATA.md item 5 shows K_T is not the hull; its
     witness direction (0, 1, 1, 1) for p = 1 is such a block direction). The
-    construction is deterministic for a given ``seed``.
+    construction is deterministic for a given ``seed``. With the default
+    settings and p <= 8 the chosen directions are read from a table shipped with
+    the package (``build_cut_table`` rebuilds it); their support values are
+    always recomputed exactly, so the table only saves the search.
 
     Returns
     -------
@@ -241,6 +289,12 @@ def regression_hull_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=
         Exact gauge, exact rejection sampler from the bounding box.
     report : HullBallReport
     """
-    max_cuts = 4 * RegressionLayout(p).dim if max_cuts is None else int(max_cuts)
-    return _hull_ball_cached(int(p), int(seed), int(n_train), int(per_block), max_cuts)
-
+    layout = RegressionLayout(p)
+    default_cuts = 4 * layout.dim
+    max_cuts = default_cuts if max_cuts is None else int(max_cuts)
+    if (seed, n_train, per_block, max_cuts) == (*_DEFAULTS, default_cuts) and _CUTS_FILE.exists():
+        with np.load(_CUTS_FILE) as table:
+            shipped = f"directions_{int(p)}" in table.files
+        if shipped:
+            return _hull_ball_from_table(int(p))
+    return _build(int(p), int(seed), int(n_train), int(per_block), max_cuts)[1:]
