@@ -32,3 +32,10 @@ def test_release_charges_before_releasing():
 def test_bad_total(bad):
     with pytest.raises(ValueError, match="'total_epsilon' parameter of PrivacyAccountant"):
         PrivacyAccountant(bad)
+
+
+def test_copies_share_the_budget():
+    import copy
+
+    acc = PrivacyAccountant(1.0)
+    assert copy.copy(acc) is acc and copy.deepcopy({"a": acc})["a"] is acc

@@ -77,5 +77,13 @@ class PrivacyAccountant:
             )
         self._ledger.append(LedgerEntry(epsilon, str(label)))
 
+    def __copy__(self):
+        # One dataset, one budget: copies (e.g. by sklearn.clone in cross-validation)
+        # must charge the same ledger, or each clone would get a fresh budget.
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __repr__(self):
         return f"PrivacyAccountant(total_epsilon={self.total_epsilon:g}, spent={self.spent:g}, entries={len(self._ledger)})"

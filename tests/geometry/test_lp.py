@@ -156,3 +156,10 @@ def test_rng_contract():
     assert not np.array_equal(ball.sample_uniform(5), ball.sample_uniform(5))
     with pytest.raises(TypeError, match="RandomState"):
         ball.sample_uniform(5, rng=np.random.RandomState(0))
+
+
+def test_rejection_sampler_draws_do_not_depend_on_history():
+    ball = LpBall(3, 1.5)
+    first = ball._rejection_from_box(500, np.random.default_rng(5))
+    ball._rejection_from_box(100_000, np.random.default_rng(6))  # changes the cumulative stats
+    np.testing.assert_array_equal(ball._rejection_from_box(500, np.random.default_rng(5)), first)

@@ -187,15 +187,17 @@ class NormBall(ABC):
         """Exact uniform sampling of K by rejection from its bounding box."""
         b = self.bounding_box()
         out = np.empty((n, self.dim))
-        have = 0
+        have, proposed = 0, 0
         stats = self.sampler_stats
         while have < n:
-            rate = stats.acceptance_rate
-            rate = 0.5 if not rate > 0 else rate
+            # Batch size from this call's own acceptance so far, so that a seed
+            # gives the same draws whatever the ball sampled before.
+            rate = have / proposed if have else (0.5 if not proposed else 1.0 / proposed)
             k = int(min(max(64, 1.2 * (n - have) / rate), max(64, _MAX_BATCH_ENTRIES // self.dim)))
             cand = rng.uniform(-1.0, 1.0, size=(k, self.dim))
             cand *= b  # faster than rng.uniform(-b, b) with an array b
             keep = cand[self._contains(cand)]
+            proposed += k
             stats.proposed += k
             stats.accepted += len(keep)
             take = min(len(keep), n - have)

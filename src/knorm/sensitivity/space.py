@@ -135,14 +135,19 @@ class SensitivitySpace:
         or the hull of P and -P for add/remove neighbours), giving exact
         sensitivities for any norm by enumeration.
     name : str
+    support_exact : bool, default True
+        False when ``support`` is only an upper bound of h (still certified);
+        sensitivities derived from it are then labelled 'bound', not 'exact'.
     neighbours : {'replace', 'add_remove'}
         Replace-one (bounded) neighbours, the paper's Definition "DP", or
         add/remove-one (the paper's Remark on add/delete-DP), where
         S_T = t(D) and -t(D).
     """
 
-    def __init__(self, dim, *, support=None, extreme_points=None, sampler=None, record_points=None, name="", neighbours="replace"):
+    def __init__(self, dim, *, support=None, extreme_points=None, sampler=None, record_points=None, name="",
+                 neighbours="replace", support_exact=True):
         self.dim = int(dim)
+        self.support_exact = bool(support_exact)
         self.neighbours = _check_neighbours(neighbours, "SensitivitySpace")
         self._support = support
         self._extreme_points = extreme_points
@@ -226,11 +231,15 @@ class SensitivitySpace:
         return cls(probe.shape[1], sampler=sampler, name=name, neighbours=neighbours)
 
     @classmethod
-    def from_support(cls, dim, support, *, sampler=None, extreme_points=None, name=""):
-        """S_T given by a certified support function h(c) of its hull (user's proof)."""
+    def from_support(cls, dim, support, *, sampler=None, extreme_points=None, name="", exact=False):
+        """S_T given by a certified support function of its hull (the user's proof).
+
+        ``support`` must never under-state h(c); pass ``exact=True`` only if it
+        equals h(c), which makes sensitivities over facets 'exact'.
+        """
         if not callable(support):
             raise TypeError(f"The 'support' parameter of SensitivitySpace.from_support must be callable. Got {type(support).__name__} instead.")
-        return cls(dim, support=support, sampler=sampler, extreme_points=extreme_points, name=name)
+        return cls(dim, support=support, sampler=sampler, extreme_points=extreme_points, name=name, support_exact=exact)
 
     def register_exact(self, ball, value, method):
         """Attach a closed-form sensitivity of ``ball`` (a proof in the paper or ERRATA)."""
@@ -277,7 +286,8 @@ class SensitivitySpace:
         ext = None if self._extreme_points is None else (lambda c: self._extreme_points(embed(np.atleast_2d(c)))[:, idx])
         smp = None if self._sampler is None else (lambda n, rng: self._sampler(n, rng)[:, idx])
         pts = None if self.record_points is None else self.record_points[:, idx]
-        return SensitivitySpace(len(idx), support=sup, extreme_points=ext, sampler=smp, record_points=pts, name=f"{self.name}[{idx.tolist()}]", neighbours=self.neighbours)
+        return SensitivitySpace(len(idx), support=sup, extreme_points=ext, sampler=smp, record_points=pts,
+                                name=f"{self.name}[{idx.tolist()}]", neighbours=self.neighbours, support_exact=self.support_exact)
 
     # -- sensitivities ------------------------------------------------------------
     def coordinate_sensitivities(self):
@@ -339,7 +349,8 @@ class SensitivitySpace:
             )
         rows = _facet_rows(ball)
         if rows is not None:
-            return Sensitivity(float(np.max(self._support(rows[0]))), "exact", rows[1])
+            kind = "exact" if self.support_exact else "bound"
+            return Sensitivity(float(np.max(self._support(rows[0]))), kind, rows[1] if self.support_exact else "support bound over the facets")
         constraints = getattr(ball, "constraints", None)
         if constraints is not None:
             # ||u|| = max_j ||u[idx_j]||_{B_j}, so Delta = max_j Delta_{B_j}(T[idx_j]).

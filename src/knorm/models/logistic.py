@@ -1,0 +1,553 @@
+"""Private logistic regression by extended objective perturbation (paper Section 4)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.special import expit, log_expit
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from knorm.geometry.base import NormBall
+from knorm.geometry.lp import LpBall
+from knorm.models._base import check_bounds, resolve_random_state, to_unit_box
+from knorm.noise.distribution import KNormNoise
+from knorm.sensitivity.certificate import as_certified
+from knorm.sensitivity.closed_forms import logistic_gradient_space
+from knorm.sensitivity.space import SensitivitySpace
+
+__all__ = ["LogisticRegression", "objective_gamma", "auto_q"]
+
+_OWNER = "LogisticRegression"
+_NORMS = {"linf": math.inf, "l2": 2.0, "l1": 1.0}
+# Public constants of the q='auto' rule (see ``auto_q``): curvature of the mean
+# logistic loss at theta = 0 for features uniform on [-1, 1] (sigma' = 1/4 times
+# E x^2 = 1/3), and the q grid.
+_CURVATURE = 1.0 / 12.0
+_Q_GRID = np.linspace(0.005, 0.995, 199)
+# Fixed seed and size of the Monte Carlo E||V||_2^2 for balls without a closed form.
+_MC_SEED, _MC_SIZE = 20_240_601, 20_000
+
+
+def objective_gamma(lam, epsilon, q):
+    """Regularisation gamma = lambda / (exp(eps (1 - q)) - 1) of objective perturbation.
+
+    Vectorised over ``q``; written as lambda exp(-x) / (1 - exp(-x)), x = eps (1 - q),
+    so that it underflows to 0 instead of overflowing for huge eps.
+
+    Notes
+    -----
+    The paper prints gamma = lambda / (exp(eps (q - 1)) - 1), which is negative for
+    q < 1: the objective is then non-convex and the mechanism not private. The proof
+    needs 1 + lambda / gamma <= exp(eps (1 - q)), which this gamma meets with
+    equality (ERRATA.md item 1).
+
+    References
+    ----------
+    Paper Section 4, Algorithm "Extended Objective Perturbation" step 1 and the
+    proof of Theorem "Extended Objective Perturbation"; ERRATA.md item 1.
+
+    Examples
+    --------
+    >>> round(objective_gamma(7 / 4, 1.0, 0.5), 6)  # m = 7, eps = 1, q = 1/2
+    2.697615
+    """
+    x = epsilon * (1.0 - np.asarray(q, dtype=float))
+    g = lam * np.exp(-x) / -np.expm1(-x)
+    return float(g) if g.ndim == 0 else g
+
+
+def _unit_noise_second_moment(ball):
+    """E||V||_2^2 for K-norm noise of scale 1 on ``ball`` (public: no data).
+
+    Closed forms for l_p balls of radius r (V = R U, R ~ Gamma(m+1) and U ~
+    Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, ERRATA.md "Facts"):
+    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2.
+    Other balls: Monte Carlo with a fixed seed, so the value is deterministic.
+    """
+    m = ball.dim
+    if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf):
+        r2 = ball.radius**2
+        return {math.inf: (m + 1) * (m + 2) * m / 3.0, 2.0: m * (m + 1.0), 1.0: 2.0 * m}[ball.p] * r2
+    v = KNormNoise(ball, 1.0).sample(_MC_SIZE, rng=_MC_SEED)
+    return float(np.mean(np.einsum("ij,ij->i", v, v)))
+
+
+def auto_q(n_samples, ball, sensitivity, epsilon):
+    """The data-independent ``q='auto'`` rule: the q minimising a predicted squared error.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records n (public under replace-one neighbours).
+    ball : NormBall
+        Unit ball K of the noise, of dimension m (intercept column included).
+    sensitivity : float
+        Gradient sensitivity Delta_K.
+    epsilon : float
+        Privacy budget.
+
+    Returns
+    -------
+    float
+        q on a grid of step 0.005 in [0.005, 0.995].
+
+    Notes
+    -----
+    Only (n, m, eps, K, Delta) enter; no record does, so choosing q this way costs
+    no privacy. In the scaled coordinates of the mechanism, the perturbed optimum
+    theta_DP solves grad L_n(theta) + gamma theta + V = 0 (sum form), and the
+    unperturbed MLE theta_hat solves grad L_n(theta) = 0. One Newton step from
+    theta_hat gives
+
+        theta_DP - theta_hat ~ -(n H + gamma I)^{-1} (gamma theta_hat + V),
+
+    with H the Hessian of the mean loss. Replacing H by h I, and since E V = 0
+    and V is independent of the data,
+
+        E||theta_DP - theta_hat||_2^2 ~ (gamma(q)^2 tau^2 + E||V||_2^2) / (n h + gamma(q))^2,
+
+    where gamma(q) = (m/4) / (exp(eps (1 - q)) - 1) (:func:`objective_gamma`) and
+    E||V||_2^2 = c_K (Delta / (eps q))^2 with c_K the second moment of unit-scale
+    noise (closed form for l_1, l_2, l_inf; a fixed-seed Monte Carlo otherwise).
+    The public constants are h = 1/12 (sigma'(0) = 1/4 times E x^2 = 1/3 for
+    features filling [-1, 1]) and tau^2 = ||theta_hat||^2 = m (coefficients of
+    order one in the scaled units). The rule trades the bias of a large gamma
+    (small q) against the noise of a small eps q (large q); it returns the
+    minimiser of that expression over the grid. It is a heuristic beyond the
+    paper, which leaves the choice of q under DP open (Section 4.2).
+
+    References
+    ----------
+    Paper Section 4.2 (q = 1/2 and q = 0.85 compared, tuning q left open).
+
+    Examples
+    --------
+    >>> from knorm.geometry import LpBall
+    >>> auto_q(10_000, LpBall(7, float("inf")), 2.0, 1.0)
+    0.77
+    """
+    m = ball.dim
+    q = _Q_GRID
+    gamma = objective_gamma(m / 4.0, epsilon, q)
+    noise = _unit_noise_second_moment(ball) * (sensitivity / (epsilon * q)) ** 2
+    risk = (gamma**2 * m + noise) / (n_samples * _CURVATURE + gamma) ** 2
+    return round(float(q[np.argmin(risk)]), 3)
+
+
+def _single_gradient_space(m):
+    """{grad l(theta; z)} for one record z: the sensitivity space under add/remove.
+
+    (sigma - y) x lies in the cube [-1, 1]^m, and every point of the cube is a limit
+    (y = 1, theta = -t x, t -> inf gives -x), so the hull is the cube: support
+    ||c||_1, Delta_inf = 1, Delta_2 = sqrt(m), Delta_1 = m, all exact.
+    """
+    space = SensitivitySpace.from_support(
+        m, lambda c: np.abs(np.atleast_2d(c)).sum(axis=1), name=f"logistic gradient (one record), m={m}"
+    )
+    ref = "hull of {grad l(theta; z)} = [-1, 1]^m (LogisticRegression Notes)"
+    space.register_exact(LpBall(m, math.inf), 1.0, ref)
+    space.register_exact(LpBall(m, 2), math.sqrt(m), ref)
+    space.register_exact(LpBall(m, 1), float(m), ref)
+    return space
+
+
+def _newton(Z, y, gamma, V, max_iter, tol):
+    """Minimise F(t) = sum_i [log(1 + e^{z_i't}) - y_i z_i't] + gamma/2 ||t||^2 + V't.
+
+    Damped Newton with the exact Hessian; F is smooth and, for gamma > 0,
+    strongly convex, so the minimiser is unique. Stops when the Newton decrement
+    sqrt(g' H^{-1} g) (about ||t - t*||_H) is <= tol, after taking that last step.
+
+    Returns
+    -------
+    theta, n_iter, converged
+    """
+    n, m = Z.shape
+    theta, s = np.zeros(m), np.zeros(n)
+    F = n * math.log(2.0)
+    eye = gamma * np.eye(m)
+    for it in range(1, max_iter + 1):
+        p = expit(s)
+        g = Z.T @ (p - y) + gamma * theta + V
+        H = (Z * (p * (1.0 - p))[:, None]).T @ Z + eye
+        try:
+            d = -cho_solve(cho_factor(H), g)
+        except LinAlgError:  # only if gamma underflowed to 0 (eps in the thousands)
+            d = -np.linalg.lstsq(H, g, rcond=None)[0]
+        dec2 = -float(g @ d)
+        if dec2 <= tol**2:
+            return theta + d, it, True
+        t = 1.0
+        while True:  # backtracking (Armijo); near the optimum the full step is taken
+            new = theta + t * d
+            s_new = Z @ new
+            F_new = _softplus_sum(s_new) - y @ s_new + 0.5 * gamma * (new @ new) + V @ new
+            if F_new <= F - 0.25 * t * dec2 or dec2 < 1e-8:
+                break
+            t *= 0.5
+            if t < 1e-12:
+                return theta, it, False
+        theta, s, F = new, s_new, F_new
+    return theta, max_iter, False
+
+
+def _softplus_sum(s):
+    """sum_i log(1 + exp(s_i)), stably."""
+    return np.log1p(np.exp(-np.abs(s))).sum() + np.maximum(s, 0.0).sum()
+
+
+class LogisticRegression(ClassifierMixin, BaseEstimator):
+    """epsilon-DP binary logistic regression by extended objective perturbation.
+
+    Releases theta_DP = argmin (1/n) sum_i l(theta; x_i, y_i) + gamma/(2n) ||theta||^2
+    + V'theta / n, with V drawn from the K-norm mechanism of the gradient sensitivity
+    space: any norm ball K, with 'linf' the paper's recommended (near-optimal) choice.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget, in (0, inf).
+    norm : {'linf', 'l2', 'l1'} or NormBall, default='linf'
+        The K-norm of the noise. A NormBall must have dimension m = n_features +
+        fit_intercept; its sensitivity is computed (certified) from the gradient
+        sensitivity space, and a ball with no certified method is refused.
+    q : float in (0, 1) or 'auto', default=0.5
+        Share of epsilon spent on the noise V; the rest pays for the Hessian term
+        through gamma. 'auto' uses the data-independent rule of :func:`auto_q`.
+    bounds_X : pair (lower, upper), required
+        Declared domain of the features: scalars or arrays of length n_features.
+        Values outside are clipped (counted in ``n_clipped_``). Never taken from
+        the data.
+    fit_intercept : bool, default=True
+        Add a constant-1 column (it counts in m).
+    classes : array-like of two labels, default=None
+        The two labels, declared publicly. If None they are read from ``y``; see
+        the privacy notes.
+    neighbours : {'replace', 'add_remove'}, default='replace'
+        Replace-one neighbours (paper Definition "DP") or add/remove-one (paper
+        Remark on add/delete-DP; derivation in the Notes).
+    accountant : PrivacyAccountant, default=None
+        Charged ``epsilon`` in ``fit`` before any noise is drawn; a refused charge
+        raises and nothing is fitted. Clones of this estimator share it.
+    max_iter : int, default=100
+        Newton iterations.
+    tol : float, default=1e-8
+        Stop when the Newton decrement of the (sum-form) objective is <= tol.
+    random_state : None, int, Generator or RandomState, default=None
+        Source of the noise. Fixed seeds are for reproducible tests only: two
+        releases made with the same seed share their noise, which voids the
+        composition of their guarantees.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        Coefficients, in the original feature units (private release).
+    intercept_ : ndarray of shape (1,)
+        Intercept, in the original units (private release; 0 without intercept).
+    classes_ : ndarray of shape (2,)
+        The labels; ``classes_[1]`` is the positive class.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string column names.
+    sensitivity_ : Sensitivity
+        Certified gradient sensitivity Delta_K.
+    gamma_ : float
+        The regularisation gamma (ERRATA.md item 1).
+    q_ : float
+        The q used (resolved from 'auto').
+    epsilon_ : float
+        Budget spent by the fit.
+    n_clipped_ : int
+        Entries of X outside ``bounds_X``. NOT private: a diagnostic for the data
+        holder, not to be published.
+    n_iter_ : int
+        Newton iterations. NOT private (data-dependent), like ``converged_``.
+    converged_ : bool
+        Whether the Newton decrement reached ``tol``.
+
+    Notes
+    -----
+    *Mechanism* (paper Algorithm "Extended Objective Perturbation", Theorem
+    "Extended Objective Perturbation"; ERRATA.md item 1). In the scaled
+    coordinates below, every record has x in [-1, 1]^m and y in {0, 1}, and:
+
+    1. lambda = m / 4 bounds the eigenvalues of the per-record Hessian
+       sigma'(theta'x) x x' (sigma' <= 1/4, ||x||_2^2 <= m; paper Section 4.1;
+       the intercept column counts in m).
+    2. Delta_K >= sup ||grad l(theta; z) - grad l(theta; z')||_K over records and
+       theta, from :func:`~knorm.sensitivity.logistic_gradient_space` (paper
+       Section 4.1): 2 for l_inf, 2 sqrt(m) for l2, 2m for l1.
+    3. gamma = lambda / (exp(eps (1 - q)) - 1), the corrected formula (ERRATA.md
+       item 1; the printed one is negative and breaks privacy).
+    4. V has density proportional to exp(-eps q ||V||_K / Delta_K).
+    5. theta_DP is the exact minimiser, found by Newton's method. The proof assumes
+       the exact argmin; a fit that does not converge emits a ConvergenceWarning.
+       For eps (1 - q) above about 700, gamma underflows to 0; on separable data
+       the minimiser then lies extremely far out and Newton may stop at max_iter.
+
+    *Scaling.* Features are clipped to ``bounds_X``. With an intercept, they are
+    mapped affinely onto [-1, 1] (``to_unit_box``) and a constant-1 column is
+    appended. Without one, x_j is divided by s_j = max(|lower_j|, |upper_j|):
+    this maps [lower_j, upper_j] inside [-1, 1] and keeps 0 at 0, so the model
+    stays intercept-free in the original units (an affine map would hide an
+    intercept sum_j theta_j b_j tied to the slopes). If the bounds are far from
+    symmetric this uses only part of [-1, 1], which costs accuracy, not privacy.
+    coef_ and intercept_ are mapped back to the original units.
+
+    *Add/remove neighbours* (X' = X plus one record z; the 1/n factors do not move
+    the argmin, so use the sum form). Write V(a; X) = -(sum_{i in X} grad l(a;
+    z_i) + gamma a), so that V(a; X') = V(a; X) - grad l(a; z) and
+    pdf(a | X) = f(V(a; X)) |det C| with C = sum_{i in X} hess l(a; z_i) + gamma I,
+    and pdf(a | X') = f(V(a; X')) |det(C + hess l(a; z))|.
+
+    - Noise factor: f(V(a; X)) / f(V(a; X')) <= exp(eps q ||grad l(a; z)||_K / Delta)
+      (triangle inequality), and the same in the other direction. It is at most
+      exp(eps q) when Delta >= sup_{theta, z} ||grad l(theta; z)||_K. As
+      (sigma - y) x lies in [-1, 1]^m and every point of that cube is a limit
+      (y = 1, theta = -t x, t -> inf gives -x), the hull of this space is the cube:
+      Delta = 1 (l_inf), sqrt(m) (l2), m (l1), half the replace-one values.
+    - Hessian factor: det C / det(C + hess l(a; z)) <= 1, and
+      det(C + hess l(a; z)) / det C = det(I + C^{-1} hess l(a; z)) <= 1 + lambda / gamma,
+      because hess l(a; z) has rank one with eigenvalue <= lambda and C >= gamma I
+      (every Hessian is positive semi-definite); this also holds for an empty X.
+      With the same gamma, 1 + lambda / gamma = exp(eps (1 - q)).
+
+    So the product is at most exp(eps) in both directions, with the same lambda and
+    gamma and half the sensitivity. ``q='auto'`` is refused under add/remove, since
+    it uses n, which is not public there.
+
+    *Privacy of the outputs.* coef_ and intercept_ are the eps-DP release; the other
+    learned quantities are public functions of the parameters and n, except
+    ``n_clipped_``, ``n_iter_`` and ``converged_``, which depend on the data and
+    are for the data holder only. The noise V is not kept: with theta_DP it
+    reveals the exact gradient sum. If ``classes`` is None, the label set is read
+    from ``y``, which reveals it, and a y with one label is refused, which also
+    depends on the data; declare ``classes`` for a fully private fit. Predictions
+    on new data are post-processing of the released model and do not clip.
+
+    References
+    ----------
+    Paper Section 4 (Algorithm "Extended Objective Perturbation" and its theorem,
+    proved in the appendix), Section 4.1 (logistic loss, lambda = m/4, sensitivity
+    space), Section 4.2 (simulation, q); Remark on add/delete-DP (Section 2);
+    ERRATA.md item 1 (gamma).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(5000, 2))
+    >>> y = (rng.random(5000) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    >>> clf = LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), random_state=0).fit(X, y)
+    >>> clf.coef_.shape, clf.intercept_.shape, clf.gamma_ > 0
+    ((1, 2), (1,), True)
+    >>> clf.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "norm": [StrOptions(set(_NORMS)), NormBall],
+        "q": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
+        "bounds_X": ["array-like", None],
+        "fit_intercept": ["boolean"],
+        "classes": ["array-like", None],
+        "neighbours": [StrOptions({"replace", "add_remove"})],
+        "accountant": [HasMethods(["spend"]), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        norm="linf",
+        q=0.5,
+        bounds_X=None,
+        fit_intercept=True,
+        classes=None,
+        neighbours="replace",
+        accountant=None,
+        max_iter=100,
+        tol=1e-8,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.norm = norm
+        self.q = q
+        self.bounds_X = bounds_X
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.neighbours = neighbours
+        self.accountant = accountant
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite features; a pandas DataFrame keeps its column names.
+        y : array-like of shape (n_samples,)
+            Two labels.
+
+        Returns
+        -------
+        self
+        """
+        epsilon = float(self.epsilon)
+        if not math.isfinite(epsilon):
+            raise ValueError(
+                f"The 'epsilon' parameter of {_OWNER} must be a float in the range (0.0, inf). Got {self.epsilon!r} instead."
+            )
+        if self.q == "auto" and self.neighbours == "add_remove":
+            raise ValueError(
+                f"The 'q' parameter of {_OWNER} must be a float in the range (0.0, 1.0) when neighbours='add_remove'. "
+                "Got 'auto' instead: the auto rule uses the number of records n, which is private under add/remove "
+                "neighbours."
+            )
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        classes, y01 = self._encode_labels(y)
+        lo, hi = check_bounds(self.bounds_X, X.shape[1], "bounds_X", _OWNER)
+        Z, slope, shift, n_clipped = _scale(X, lo, hi, self.fit_intercept)
+        n, m = Z.shape
+        ball = self._ball(m)
+        space = logistic_gradient_space(m) if self.neighbours == "replace" else _single_gradient_space(m)
+        try:
+            sens = as_certified(space.sensitivity(ball), _OWNER)
+        except NotImplementedError as err:
+            raise ValueError(
+                f"The 'norm' parameter of {_OWNER} must be a ball with a certified sensitivity on the logistic "
+                f"gradient space. Got {ball!r}, for which none is available ({err}), instead."
+            ) from err
+        q = auto_q(n, ball, sens.value, epsilon) if self.q == "auto" else float(self.q)
+        gamma = objective_gamma(m / 4.0, epsilon, q)
+        rng = resolve_random_state(self.random_state)
+
+        if self.accountant is not None:
+            self.accountant.spend(epsilon, f"{_OWNER}.fit")
+        V = KNormNoise(ball, sens.value / (epsilon * q)).sample(rng=rng)
+        theta, n_iter, converged = _newton(Z, y01, gamma, V, self.max_iter, self.tol)
+        if not converged:
+            warnings.warn(
+                f"{_OWNER} did not reach tol={self.tol:g} in max_iter={self.max_iter} Newton iterations; the "
+                "privacy proof assumes the exact minimiser. Increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+
+        p = X.shape[1]
+        self.coef_ = (theta[:p] * slope)[None, :]
+        self.intercept_ = np.array([theta[p] + theta[:p] @ shift if self.fit_intercept else 0.0])
+        self.classes_ = classes
+        self.sensitivity_ = sens
+        self.gamma_, self.q_, self.epsilon_ = gamma, q, epsilon
+        self.n_clipped_, self.n_iter_, self.converged_ = n_clipped, n_iter, converged
+        return self
+
+    def _encode_labels(self, y):
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y")
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
+        if self.classes is None:
+            classes, y_idx = np.unique(y, return_inverse=True)
+            if len(classes) != 2:
+                raise ValueError(
+                    f"{_OWNER} needs y with 2 classes. Got 1 class ({classes.tolist()[0]!r}) instead. Declare the two "
+                    "labels with the 'classes' parameter to fit data where one label is absent."
+                )
+            return classes, y_idx.astype(float)
+        classes = np.asarray(self.classes)
+        if classes.shape != (2,) or classes[0] == classes[1]:
+            raise ValueError(
+                f"The 'classes' parameter of {_OWNER} must be two distinct labels. Got {self.classes!r} instead."
+            )
+        classes = np.sort(classes)
+        unknown = ~np.isin(y, classes)
+        if np.any(unknown):
+            bad = y[unknown].tolist()[0]
+            raise ValueError(f"y holds a label outside classes={classes.tolist()}. Got {bad!r} instead.")
+        return classes, (y == classes[1]).astype(float)
+
+    def _ball(self, m):
+        if isinstance(self.norm, str):
+            return LpBall(m, _NORMS[self.norm])
+        if self.norm.dim != m:
+            raise ValueError(
+                f"The 'norm' parameter of {_OWNER} must be 'linf', 'l2', 'l1' or a NormBall of dimension m = "
+                f"n_features + fit_intercept = {m}. Got a NormBall of dimension {self.norm.dim} instead."
+            )
+        return self.norm
+
+    def decision_function(self, X):
+        """theta'x + intercept in original units (no clipping: post-processing).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Positive values predict ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X):
+        """Labels: ``classes_[1]`` where the decision function is positive."""
+        d = self.decision_function(X)
+        return self.classes_[(d > 0).astype(int)]
+
+    def predict_proba(self, X):
+        """Probabilities of ``classes_``, shape (n_samples, 2)."""
+        d = self.decision_function(X)
+        return np.column_stack([expit(-d), expit(d)])
+
+    def predict_log_proba(self, X):
+        """Log-probabilities of ``classes_``, computed stably, shape (n_samples, 2)."""
+        d = self.decision_function(X)
+        return np.column_stack([log_expit(-d), log_expit(d)])
+
+    def __sklearn_is_fitted__(self):
+        # validate_data sets n_features_in_ before a refused charge; only coef_ means fitted.
+        return hasattr(self, "coef_")
+
+    def __sklearn_clone__(self):
+        # A budget is shared, not copied: clones (cross-validation, grid search)
+        # must charge the same ledger, or each would get a fresh budget.
+        new = super().__sklearn_clone__()
+        new.accountant = self.accountant
+        return new
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+def _scale(X, lo, hi, fit_intercept):
+    """Clip X to [lo, hi] and map it into [-1, 1]; theta_j z_j = slope_j theta_j x_j + shift_j theta_j."""
+    if fit_intercept:
+        Z, n_clipped = to_unit_box(X, lo, hi)
+        slope = 2.0 / (hi - lo)
+        return np.hstack([Z, np.ones((len(Z), 1))]), slope, -lo * slope - 1.0, n_clipped
+    outside = (X < lo) | (X > hi)
+    n_clipped = int(np.count_nonzero(outside))
+    slope = 1.0 / np.maximum(np.abs(lo), np.abs(hi))
+    return (np.clip(X, lo, hi) if n_clipped else X) * slope, slope, np.zeros_like(lo), n_clipped
