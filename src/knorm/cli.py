@@ -51,6 +51,22 @@ def _demo(args):
     return 0
 
 
+def _reproduce(args):
+    from knorm.experiments import EXPERIMENTS, Config, run_experiments
+    from knorm.experiments.report import write_results_page
+
+    names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
+    config = Config(quick=args.quick, out=Path(args.out), jobs=args.jobs, seed=args.seed, data=args.data,
+                    target=args.target, progress=not args.no_progress)
+    results = run_experiments(names, config)
+    if args.report:
+        cmd = "knorm reproduce " + " ".join(sys.argv[2:] if args.argv is None else args.argv)
+        page = write_results_page(results, config, args.report, cmd.strip())
+        print(f"\nResults page written to {page}")
+    print(f"\nCSV and PNG files are in {config.out}/")
+    return 0
+
+
 def main(argv=None):
     """Entry point of the ``knorm`` command."""
     parser = argparse.ArgumentParser(prog="knorm", description="K-norm mechanisms for differential privacy.")
@@ -60,9 +76,28 @@ def main(argv=None):
     demo.add_argument("--seed", type=int, default=2021, help="seed of the demo's releases")
     demo.add_argument("--out", default="knorm-out", help="folder for the figure (default ./knorm-out)")
     demo.set_defaults(func=_demo)
+
+    from knorm.experiments import EXPERIMENTS
+
+    rep = sub.add_parser("reproduce", help="reproduce the paper's experiments (CSV, PNG, summary tables)")
+    rep.add_argument("experiment", nargs="?", default="all", choices=["all", *EXPERIMENTS])
+    rep.add_argument("--quick", action="store_true", help="small replicate counts: everything in under 2 minutes")
+    rep.add_argument("--out", default="knorm-results", help="folder for CSV and PNG files (default ./knorm-results)")
+    rep.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    rep.add_argument("--seed", type=int, default=2021, help="root seed (default 2021)")
+    rep.add_argument("--data", help="CSV file for the realdata experiment")
+    rep.add_argument("--target", help="response column of --data")
+    rep.add_argument("--report", help="also write the results page (markdown) to this path")
+    rep.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    rep.set_defaults(func=_reproduce)
     args = parser.parse_args(argv)
+    args.argv = argv
     if args.command == "demo" and not (args.epsilon > 0 and math.isfinite(args.epsilon)):
         parser.error(f"argument --epsilon must be a float in the range (0, inf). Got {args.epsilon!r} instead.")
+    if args.command == "reproduce" and args.jobs < 1:
+        parser.error(f"argument --jobs must be an int >= 1. Got {args.jobs!r} instead.")
+    if args.command == "reproduce" and (args.data is None) != (args.target is None):
+        parser.error("arguments --data and --target must be given together.")
     return args.func(args)
 
 

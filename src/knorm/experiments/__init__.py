@@ -1,1 +1,37 @@
-"""Reproductions of the paper's examples and experiments."""
+"""Reproductions of the paper's examples and experiments (``knorm reproduce``)."""
+
+from knorm.experiments._runner import Claim, Config, Result
+
+#: Experiment name -> module with a ``run(config) -> Result`` function, in page order.
+EXPERIMENTS = {
+    "example": "knorm.experiments.example21",
+    "logistic": "knorm.experiments.logistic_sim",
+    "cautionary": "knorm.experiments.cautionary",
+}
+
+__all__ = ["Claim", "Config", "EXPERIMENTS", "Result", "run_experiments"]
+
+
+def run_experiments(names, config, *, echo=print):
+    """Run experiments by name, write their CSV and PNG files, and return the results."""
+    import importlib
+
+    config.out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in names:
+        result = importlib.import_module(EXPERIMENTS[name]).run(config)
+        for table_name, frame in result.tables.items():
+            frame.to_csv(config.out / f"{table_name}.csv", index=False)
+        echo(f"\n=== {name} ===\n{result.summary}")
+        if result.claims:
+            echo(_claims_table(result.claims))
+        results.append(result)
+    return results
+
+
+def _claims_table(claims):
+    lines = ["", "claim | paper | ours | agrees"]
+    for c in claims:
+        mark = {True: "yes", False: "NO", None: "-"}[c.agrees]
+        lines.append(f"{c.claim} | {c.paper} | {c.ours} | {mark}")
+    return "\n".join(lines)

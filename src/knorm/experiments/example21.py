@@ -91,3 +91,41 @@ def figure_1(path):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def run(config):
+    """The ``example`` experiment: sensitivities, volumes, orders and Figure 1."""
+    import pandas as pd
+
+    from knorm.experiments._runner import Claim, Result
+    from knorm.mechanisms import containment
+
+    space = squared_statistic_space()
+    table = pd.DataFrame(example21_table())
+    fig = figure_1(config.out / "figure1_example21.png")
+    sens = {p: space.sensitivity(p).value for p in (1, 2, math.inf)}
+    naive = {p: space.naive_sensitivity(p).value for p in (1, 2)}
+    vol = {(r.radii, r.name): r.volume for r in table.itertuples()}
+    claims = [
+        Claim("example", "exact Delta_1, Delta_2, Delta_inf (Eq. ExactSensitivity)", "3.125, 2.268 (1/4 sqrt(71 + 8 sqrt 2)), 2",
+              f"{sens[1]:.4f}, {sens[2]:.4f}, {sens[math.inf]:.4f}",
+              bool(abs(sens[1] - 3.125) < 1e-9 and abs(sens[2] - 0.25 * math.sqrt(71 + 8 * math.sqrt(2))) < 1e-9 and sens[math.inf] == 2)),
+        Claim("example", "naive Delta_1, Delta_2 (Eq. ApproximateSensitivity)", "4, sqrt 8 = 2.828",
+              f"{naive[1]:.4f}, {naive[2]:.4f}", bool(abs(naive[1] - 4) < 1e-6 and abs(naive[2] - math.sqrt(8)) < 1e-6)),
+        Claim("example", "volumes of the l1, l2, l_inf balls at exact radii (Example 'volume')", "19.53, 16.16, 16",
+              f"{vol['exact', 'l1']:.2f}, {vol['exact', 'l2']:.2f}, {vol['exact', 'linf']:.2f}",
+              bool(abs(vol["exact", "l1"] - 19.53) < 0.005 and abs(vol["exact", "l2"] - 16.16) < 0.005 and abs(vol["exact", "linf"] - 16) < 1e-9)),
+        Claim("example", "volume of Hull(S_T) = K_2", "13.33 (40/3; ERRATA item 3)", f"{vol['exact', 'hull K_2']:.4f}",
+              bool(abs(vol["exact", "hull K_2"] - 40 / 3) < 1e-9)),
+    ]
+    balls = {name: LpBall(2, p) for name, p in _PS.items()}
+    exact_nested = [containment((balls[a], sens[_PS[a]]), (balls[b], sens[_PS[b]])).contained for a in balls for b in balls if a != b]
+    claims.append(Claim("example", "exact radii: no l_p ball contains another (Example 'approx')", "none contained",
+                        f"{sum(exact_nested)} of 6 ordered pairs contained", not any(exact_nested)))
+    nv = {"l1": naive[1], "l2": naive[2], "linf": 2.0}
+    chain = containment((balls["linf"], nv["linf"]), (balls["l2"], nv["l2"])).contained and containment((balls["l2"], nv["l2"]), (balls["l1"], nv["l1"])).contained
+    claims.append(Claim("example", "naive radii: l_inf in l2 in l1 (Example 'approx')", "yes", "yes" if chain else "no", bool(chain)))
+    best = table[table.radii == "exact"].iloc[1]["name"]
+    claims.append(Claim("example", "volume order prefers l_inf among l1, l2, l_inf (Example 'volume')", "l_inf", best, best == "linf"))
+    summary = "Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n" + table.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+    return Result("example", {"example21": table}, [fig], summary, claims)

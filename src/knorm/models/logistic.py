@@ -23,7 +23,7 @@ from knorm.sensitivity.certificate import as_certified
 from knorm.sensitivity.closed_forms import logistic_gradient_space
 from knorm.sensitivity.space import SensitivitySpace
 
-__all__ = ["LogisticRegression", "objective_gamma", "auto_q"]
+__all__ = ["LogisticRegression", "objective_gamma", "objective_perturbation", "auto_q"]
 
 _OWNER = "LogisticRegression"
 _NORMS = {"linf": math.inf, "l2": 2.0, "l1": 1.0}
@@ -159,20 +159,27 @@ def _single_gradient_space(m):
     return space
 
 
-def _newton(Z, y, gamma, V, max_iter, tol):
+def _newton(Z, y, gamma, V, max_iter, tol, theta0=None):
     """Minimise F(t) = sum_i [log(1 + e^{z_i't}) - y_i z_i't] + gamma/2 ||t||^2 + V't.
 
     Damped Newton with the exact Hessian; F is smooth and, for gamma > 0,
     strongly convex, so the minimiser is unique. Stops when the Newton decrement
     sqrt(g' H^{-1} g) (about ||t - t*||_H) is <= tol, after taking that last step.
 
+    ``theta0`` is an optional starting point.
+
     Returns
     -------
     theta, n_iter, converged
     """
     n, m = Z.shape
-    theta, s = np.zeros(m), np.zeros(n)
-    F = n * math.log(2.0)
+    if theta0 is None:
+        theta, s = np.zeros(m), np.zeros(n)
+        F = n * math.log(2.0)
+    else:  # a warm start changes the path, not the (unique) minimiser
+        theta = np.array(theta0, dtype=float)
+        s = Z @ theta
+        F = _softplus_sum(s) - y @ s + 0.5 * gamma * (theta @ theta) + V @ theta
     eye = gamma * np.eye(m)
     for it in range(1, max_iter + 1):
         p = expit(s)
@@ -197,6 +204,24 @@ def _newton(Z, y, gamma, V, max_iter, tol):
                 return theta, it, False
         theta, s, F = new, s_new, F_new
     return theta, max_iter, False
+
+
+def objective_perturbation(Z, y, ball, sensitivity, epsilon, q, rng, *, max_iter=100, tol=1e-8, theta0=None):
+    """theta_DP of Algorithm "Extended Objective Perturbation" for the logistic loss.
+
+    Draws V with density proportional to exp(-eps q ||V||_K / Delta) and returns
+    the minimiser of sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta, with
+    gamma = (m/4) / (exp(eps (1 - q)) - 1) (paper Section 4 with ERRATA.md item 1).
+    ``Z`` must already lie in [-1, 1] (one row per record, intercept column
+    included) and ``sensitivity`` be certified; no checks are made here.
+
+    Returns
+    -------
+    theta, n_iter, converged
+    """
+    gamma = objective_gamma(Z.shape[1] / 4.0, epsilon, q)
+    V = KNormNoise(ball, sensitivity / (epsilon * q)).sample(rng=rng)
+    return _newton(Z, y, gamma, V, max_iter, tol, theta0)
 
 
 def _softplus_sum(s):
@@ -439,8 +464,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
 
         if self.accountant is not None:
             self.accountant.spend(epsilon, f"{_OWNER}.fit")
-        V = KNormNoise(ball, sens.value / (epsilon * q)).sample(rng=rng)
-        theta, n_iter, converged = _newton(Z, y01, gamma, V, self.max_iter, self.tol)
+        theta, n_iter, converged = objective_perturbation(
+            Z, y01, ball, sens.value, epsilon, q, rng, max_iter=self.max_iter, tol=self.tol
+        )
         if not converged:
             warnings.warn(
                 f"{_OWNER} did not reach tol={self.tol:g} in max_iter={self.max_iter} Newton iterations; the "

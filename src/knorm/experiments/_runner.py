@@ -1,0 +1,133 @@
+"""Shared machinery of ``knorm reproduce``: configuration, seeded parallel maps, claims."""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Config", "Claim", "Result", "pmap", "task_rng"]
+
+
+@dataclass
+class Config:
+    """Settings of one reproduction run.
+
+    Attributes
+    ----------
+    quick : bool
+        Small replicate counts, for a run of every experiment in under 2 minutes.
+    out : Path
+        Folder for CSV and PNG files.
+    jobs : int
+        Worker processes.
+    seed : int
+        Root seed; every task derives its own stream from (seed, experiment, task),
+        so results do not depend on ``jobs`` or on the order tasks finish.
+    data, target : str or None
+        A CSV and its response column for the ``realdata`` experiment.
+    progress : bool
+        Show progress bars (on stderr).
+    """
+
+    quick: bool = False
+    out: Path = Path("knorm-results")
+    jobs: int = 1
+    seed: int = 2021
+    data: str | None = None
+    target: str | None = None
+    progress: bool = True
+
+    def __post_init__(self):
+        self.out = Path(self.out)
+
+
+@dataclass
+class Claim:
+    """A statement of the paper set beside our reproduced value."""
+
+    experiment: str
+    claim: str
+    paper: str
+    ours: str
+    agrees: bool | None
+    note: str = ""
+
+
+@dataclass
+class Result:
+    """What an experiment produced."""
+
+    name: str
+    tables: dict = field(default_factory=dict)  # name -> pandas DataFrame (also written as CSV)
+    figures: list = field(default_factory=list)
+    summary: str = ""
+    claims: list = field(default_factory=list)
+
+
+def task_rng(seed, *key):
+    """The Generator of one task: a function of the root seed and the task's key only."""
+    words = [int(seed)] + [int(k) if isinstance(k, (int, np.integer)) else _hash(k) for k in key]
+    return np.random.default_rng(np.random.SeedSequence(words))
+
+
+def _hash(text):
+    import zlib
+
+    return zlib.crc32(str(text).encode())
+
+
+def pmap(fn, tasks, config, desc):
+    """[fn(t) for t in tasks] over ``config.jobs`` processes, in task order, with a progress bar."""
+    tasks = list(tasks)
+    bar = _bar(len(tasks), desc, config.progress)
+    try:
+        if config.jobs <= 1 or len(tasks) <= 1:
+            out = []
+            for t in tasks:
+                out.append(fn(t))
+                bar.update(1)
+            return out
+        # Each worker runs one BLAS thread: the pool, not BLAS, uses the cores.
+        env = {k: os.environ.get(k) for k in _THREAD_VARS}
+        os.environ.update({k: "1" for k in _THREAD_VARS})
+        try:
+            with ProcessPoolExecutor(max_workers=config.jobs) as pool:
+                out = []
+                for r in pool.map(fn, tasks, chunksize=max(1, len(tasks) // (8 * config.jobs))):
+                    out.append(r)
+                    bar.update(1)
+                return out
+        finally:
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    finally:
+        bar.close()
+
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _bar(total, desc, enabled):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # progress is optional
+        tqdm = None
+    if tqdm is None or not enabled:
+        return _NoBar()
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
