@@ -1,0 +1,56 @@
+import pandas as pd
+import pytest
+
+from knorm.cli import main
+from knorm.experiments import EXPERIMENTS, Config, run_experiments
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce")
+    page = out / "results.md"
+    assert main(["reproduce", "--quick", "--out", str(out), "--report", str(page), "--no-progress"]) == 0
+    return out, page
+
+
+def test_every_experiment_writes_its_files(quick_run):
+    out, page = quick_run
+    expected = {"example21.csv", "figure1_example21.png", "logistic_raw.csv", "logistic_medians.csv",
+                "logistic_error.png", "cautionary_losses.csv", "cautionary_variances.csv"}
+    assert expected <= {p.name for p in out.iterdir()}
+    text = page.read_text()
+    for name in EXPERIMENTS:
+        assert f"## {name}" in text
+    assert "tested claims agree" in text
+
+
+def test_cautionary_matches_paper_table(quick_run):
+    out, _ = quick_run
+    t = pd.read_csv(out / "cautionary_losses.csv")
+    assert len(t) == 6 and (t.z.abs() < 3).all()  # within 3 Monte Carlo SE of the paper
+
+
+def test_logistic_csv_contents(quick_run):
+    out, _ = quick_run
+    raw = pd.read_csv(out / "logistic_raw.csv")
+    assert set(raw.mechanism) == {"MLE", "l1", "l2", "linf", "linf q=0.85", "linf q=auto"}
+    assert raw.error.gt(0).all() and raw.eps.dropna().nunique() == 8
+
+
+def test_identical_results_for_identical_seed_any_jobs(tmp_path):
+    a = run_experiments(["logistic"], Config(quick=True, out=tmp_path / "a", jobs=1, seed=7, progress=False), echo=lambda s: None)
+    b = run_experiments(["logistic"], Config(quick=True, out=tmp_path / "b", jobs=2, seed=7, progress=False), echo=lambda s: None)
+    pd.testing.assert_frame_equal(a[0].tables["logistic_raw"], b[0].tables["logistic_raw"])
+    c = run_experiments(["logistic"], Config(quick=True, out=tmp_path / "c", jobs=1, seed=8, progress=False), echo=lambda s: None)
+    assert not a[0].tables["logistic_raw"].error.equals(c[0].tables["logistic_raw"].error)
+
+
+def test_reproduce_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "nonsense"])
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--jobs", "0"])
+    assert "--jobs must be an int >= 1. Got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--data", "x.csv"])
+    assert "--data and --target must be given together" in capsys.readouterr().err
