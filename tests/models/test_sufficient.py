@@ -1,0 +1,153 @@
+"""Tests of the chunked regression statistic (paper Section 5.1) on numpy, pandas and Dask."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+
+from knorm.models._base import to_unit_box
+from knorm.models.linear import LinearRegression
+from knorm.models.sufficient import sufficient_statistics
+from knorm.sensitivity import RegressionLayout
+from tests.settings import SEED
+
+LO, HI = np.array([-1.0, 0.0, 10.0]), np.array([1.0, 5.0, 20.0])
+BY = (-20.0, 20.0)
+
+
+def make_data(n=3000, seed=SEED):
+    """Features slightly wider than the bounds, so that some entries are clipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(LO - 0.05 * (HI - LO), HI + 0.05 * (HI - LO), size=(n, 3))
+    y = X @ [2.0, -1.0, 0.5] + 3 * rng.standard_normal(n)
+    return X, y
+
+
+def reference(X, y):
+    Xs, cx = to_unit_box(X, LO, HI)
+    ys, cy = to_unit_box(y[:, None], np.array([BY[0]]), np.array([BY[1]]))
+    return RegressionLayout(3).from_data(Xs, ys[:, 0]), cx + cy
+
+
+def test_numpy_matches_layout_and_counts_clipping():
+    X, y = make_data()
+    T, n_clip = reference(X, y)
+    stats = sufficient_statistics(X, y, (LO, HI), BY)
+    assert_allclose(stats.T, T, rtol=1e-12, atol=1e-9)
+    assert stats.n_samples == len(X)
+    assert stats.n_clipped == n_clip > 0
+    # Direct count: entries outside the declared box.
+    assert n_clip == np.count_nonzero((X < LO) | (X > HI)) + np.count_nonzero((y < BY[0]) | (y > BY[1]))
+
+
+def test_block_loop_matches_one_block(monkeypatch):
+    import knorm.models.sufficient as suff
+
+    X, y = make_data()
+    whole = sufficient_statistics(X, y, (LO, HI), BY)
+    monkeypatch.setattr(suff, "_BLOCK_ROWS", 257)
+    blocks = sufficient_statistics(X, y, (LO, HI), BY)
+    assert_allclose(blocks.T, whole.T, rtol=1e-12, atol=1e-9)
+    assert (blocks.n_samples, blocks.n_clipped) == (whole.n_samples, whole.n_clipped)
+
+
+def test_pandas_equals_numpy():
+    X, y = make_data()
+    a = sufficient_statistics(X, y, (LO, HI), BY)
+    b = sufficient_statistics(pd.DataFrame(X, columns=["a", "b", "c"]), pd.Series(y), (LO, HI), BY)
+    assert_allclose(b.T, a.T, rtol=0, atol=0)
+    assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_rejected(bad):
+    X, y = make_data(50)
+    X[7, 1] = bad
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        sufficient_statistics(X, y, (LO, HI), BY)
+
+
+def test_shape_and_bounds_errors():
+    X, y = make_data(50)
+    with pytest.raises(ValueError, match="must be X of shape"):
+        sufficient_statistics(X, y[:-1], (LO, HI), BY)
+    with pytest.raises(ValueError, match="2-D"):
+        sufficient_statistics(X[:, 0], y, (-1, 1), BY)
+    with pytest.raises(ValueError, match="'bounds_X' parameter of sufficient_statistics must be given"):
+        sufficient_statistics(X, y, None, BY)
+    with pytest.raises(ValueError, match="lower < upper"):
+        sufficient_statistics(X, y, (LO, HI), (1, -1))
+    with pytest.raises(ValueError, match="arrays of length 3"):
+        sufficient_statistics(X, y, ([0, 0], [1, 1]), BY)
+
+
+# -- Dask ----------------------------------------------------------------------------------
+def test_dask_array_equals_numpy():
+    da = pytest.importorskip("dask.array")
+    X, y = make_data()
+    a = sufficient_statistics(X, y, (LO, HI), BY)
+    # Misaligned chunks on purpose: X by 700 rows and 2 columns, y by 900 rows.
+    b = sufficient_statistics(da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900), (LO, HI), BY)
+    assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
+    assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
+
+
+def test_dask_dataframe_equals_numpy():
+    dd = pytest.importorskip("dask.dataframe")
+    da = pytest.importorskip("dask.array")
+    X, y = make_data()
+    a = sufficient_statistics(X, y, (LO, HI), BY)
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=4)
+    for y_dask in (dd.from_pandas(pd.Series(y), npartitions=4), da.from_array(y, chunks=1000)):
+        b = sufficient_statistics(ddf, y_dask, (LO, HI), BY)
+        assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
+        assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
+
+
+def test_dask_non_finite_rejected():
+    da = pytest.importorskip("dask.array")
+    X, y = make_data(500)
+    X[321, 2] = np.nan
+    with pytest.raises(ValueError, match="1 NaN or infinite"):
+        sufficient_statistics(da.from_array(X, chunks=100), da.from_array(y, chunks=100), (LO, HI), BY)
+
+
+@pytest.fixture
+def dask_client():
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_fit_on_distributed_cluster_equals_numpy(dask_client):
+    da = pytest.importorskip("dask.array")
+    X, y = make_data(20_000)
+    Xd, yd = da.from_array(X, chunks=(3000, 3)), da.from_array(y, chunks=3000)
+    assert Xd.numblocks[0] > 1
+    params = dict(epsilon=1.0, mechanism="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
+    a = LinearRegression(**params).fit(X, y)
+    b = LinearRegression(**params).fit(Xd, yd)
+    assert_allclose(b.statistic_noisy_, a.statistic_noisy_, rtol=1e-12, atol=1e-8)
+    assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12)
+    assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-12)
+    assert (b.n_samples_, b.n_clipped_, b.n_features_in_) == (a.n_samples_, a.n_clipped_, 3)
+    pred = b.predict(Xd)
+    assert isinstance(pred, da.Array)
+    assert_allclose(pred.compute(), a.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_fit_on_dask_dataframe_keeps_feature_names():
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = make_data(2000)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    params = dict(mechanism="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
+    a = LinearRegression(**params).fit(df, y)
+    b = LinearRegression(**params).fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3))
+    assert list(b.feature_names_in_) == ["a", "b", "c"]
+    assert_allclose(b.coef_, a.coef_, rtol=1e-9)
+    assert_allclose(b.predict(df), a.predict(df), rtol=1e-9)
