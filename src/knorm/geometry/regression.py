@@ -63,7 +63,8 @@ class K2Ball(NormBall):
         b = np.abs(u[..., 1])
         flat = b >= 2.0 * a  # includes u = 0
         den = np.where(flat, 1.0, 4.0 * a - b)  # > 2a > 0 off the flat branch
-        return np.where(flat, 0.5 * b, 2.0 * a * a / den)[()]
+        # 2a * (a / den), not 2a^2 / den: a^2 underflows for |a| < 1e-154
+        return np.where(flat, 0.5 * b, 2.0 * a * (a / den))[()]
 
     def _contains(self, u):
         a = np.abs(u[..., 0])

@@ -1,0 +1,51 @@
+"""``python -m knorm.audit``: run the standard audit suite and print its table.
+
+Every sound mechanism must get 'pass' and every deliberately broken one
+'VIOLATION'; the exit status is 1 otherwise. A sound mechanism fails with
+probability at most 1 - confidence per row (the false-alarm rate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def main(argv=None):
+    """Entry point; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m knorm.audit",
+        description="Run knorm's standard privacy-audit suite and print its table (mechanism, claimed eps, "
+        "eps lower bound, verdict).",
+    )
+    parser.add_argument("--samples", type=int, default=1_000_000,
+                        help="outputs per side and per neighbour pair (default 1000000; a quarter selects events)")
+    parser.add_argument("--seed", type=int, default=20261121, help="seed of the suite (default 20261121)")
+    parser.add_argument("--confidence", type=float, default=0.999,
+                        help="confidence of each lower bound (default 0.999: false-alarm rate 1e-3 per row)")
+    parser.add_argument("--only", default=None, help="run only the rows whose name contains this text")
+    args = parser.parse_args(argv)
+    if args.samples < 1000:
+        parser.error(f"--samples must be at least 1000. Got {args.samples} instead.")
+    if not 0 < args.confidence < 1:
+        parser.error(f"--confidence must be in (0, 1). Got {args.confidence} instead.")
+
+    from knorm.audit.suite import format_table, run_suite, standard_cases
+
+    cases = standard_cases()
+    if args.only:
+        cases = [c for c in cases if args.only.lower() in c.name.lower()]
+    start = time.perf_counter()
+    rows = run_suite(n_samples=args.samples, confidence=args.confidence, seed=args.seed, cases=cases)
+    print(f"knorm privacy audit: {args.samples:,} outputs per side and pair, confidence {args.confidence:g}, "
+          f"seed {args.seed}\n")
+    print(format_table(rows))
+    bad = [c.name for c, r in rows if r.passed != c.sound]
+    print(f"\n{len(rows)} audits in {time.perf_counter() - start:.1f} s; "
+          + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
