@@ -4,6 +4,7 @@ Implements Awan & Slavkovic, "Structure and Sensitivity in Differential Privacy:
 Comparing K-Norm Mechanisms" (JASA 2021), with the corrections of its errata.
 """
 
+from knorm.accounting import PrivacyAccountant
 from knorm.geometry import LpBall, NormBall
 from knorm.mechanisms import KNormMechanism, containment, rank_mechanisms
 from knorm.noise import KNormNoise
@@ -11,4 +12,13 @@ from knorm.sensitivity import Sensitivity
 
 __version__ = "0.1.0"
 
-__all__ = ["KNormMechanism", "KNormNoise", "LpBall", "NormBall", "Sensitivity", "containment", "rank_mechanisms"]
+__all__ = [
+    "KNormMechanism",
+    "KNormNoise",
+    "LpBall",
+    "NormBall",
+    "PrivacyAccountant",
+    "Sensitivity",
+    "containment",
+    "rank_mechanisms",
+]

@@ -125,3 +125,23 @@ def test_shipped_cut_table_matches_a_fresh_build():
         ball, rep = regression_hull_ball(p)
         assert kt_ball(p).contains(rep.witness) and not ball.contains(rep.witness)
         assert rep.volume_ratio < 1
+
+
+def test_registered_hull_sensitivity_is_attained():
+    # Delta = 1 registered for the shipped cut ball: 2 e_1 is in S_T and on its boundary.
+    space = linear_regression_space(2)
+    cut = space.candidates["hull"]
+    assert space.sensitivity(cut).kind == "exact" and space.sensitivity(cut).value == 1.0
+    u = np.zeros(space.dim)
+    u[0] = 2.0
+    assert cut.norm(u) == pytest.approx(1.0)
+    x1, x2 = np.zeros(space.layout.p + 1), np.zeros(space.layout.p + 1)
+    x1[0], x2[0] = 1.0, -1.0  # records differing in x_1 only: the difference has 2 in the x_1 sum...
+    d = space.statistic(x1) - space.statistic(x2)
+    assert d[0] == 2.0 and cut.norm(d) <= 1 + 1e-12
+
+
+def test_l1_sensitivity_in_dimension_with_a_singleton_block():
+    # d = 19 for p = 4: the last coordinate block has one coordinate (once crashed).
+    s = linear_regression_space(4).sensitivity(1)
+    assert s.kind == "bound" and s.lower <= s.value <= 2 * 19 * (1 + 1e-9)

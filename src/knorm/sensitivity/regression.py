@@ -133,7 +133,19 @@ def linear_regression_space(p):
     space.statistic = t
     space.register_exact(kt_ball(p), 1.0, "S_T inside K_T: paper Section 5.1 read as ERRATA.md item 5")
     space.candidates = {"kt": kt_ball(p)}
+    if _shipped(p):  # cheap only when its cuts are in the shipped table
+        hull, _ = regression_hull_ball(p)
+        space.register_exact(hull, 1.0, "S_T inside K_T (ERRATA.md item 5) and inside every exact support plane; "
+                             "attained at u = 2 e_1, a point of S_T on both boundaries")
+        space.candidates["hull"] = hull
     return space
+
+
+def _shipped(p):
+    if not _CUTS_FILE.exists():
+        return False
+    with np.load(_CUTS_FILE) as table:
+        return f"directions_{int(p)}" in table.files
 
 
 @dataclass
@@ -292,9 +304,6 @@ def regression_hull_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=
     layout = RegressionLayout(p)
     default_cuts = 4 * layout.dim
     max_cuts = default_cuts if max_cuts is None else int(max_cuts)
-    if (seed, n_train, per_block, max_cuts) == (*_DEFAULTS, default_cuts) and _CUTS_FILE.exists():
-        with np.load(_CUTS_FILE) as table:
-            shipped = f"directions_{int(p)}" in table.files
-        if shipped:
-            return _hull_ball_from_table(int(p))
+    if (seed, n_train, per_block, max_cuts) == (*_DEFAULTS, default_cuts) and _shipped(p):
+        return _hull_ball_from_table(int(p))
     return _build(int(p), int(seed), int(n_train), int(per_block), max_cuts)[1:]
