@@ -33,6 +33,8 @@ budget of a full run on the 2-core reference machine.
 SECTIONS = {
     "samplers": "benchmarks.bench_samplers",
     "regression_balls": "benchmarks.bench_regression_balls",
+    "logistic_q": "benchmarks.bench_logistic_q",
+    "linear": "benchmarks.bench_linear",
     # Planned: "regression" (fit time vs scikit-learn / diffprivlib), "dask",
     # "sensitivity" (sensitivity samplers).
 }
