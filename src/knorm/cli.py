@@ -1,4 +1,4 @@
-"""Command line: ``knorm demo`` (``knorm reproduce`` arrives with its issue)."""
+"""Command line: ``knorm reproduce``, ``knorm fit`` and ``knorm demo``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,69 @@ def _reproduce(args):
     return 0
 
 
+def _parse_bound(text, parser):
+    try:
+        col, rng = text.rsplit("=", 1)
+        lo, hi = (float(v) for v in rng.split(":"))
+    except ValueError:
+        parser.error(f"argument --bounds must look like COLUMN=LOWER:UPPER. Got {text!r} instead.")
+    return col, (lo, hi)
+
+
+def _fit(args, parser):
+    import numpy as np
+    import pandas as pd
+
+    from knorm.models import LinearRegression, LogisticRegression
+
+    df = pd.read_csv(args.data)
+    if args.target not in df.columns:
+        parser.error(f"argument --target must name a column of {args.data}. Got {args.target!r}; columns: {list(df.columns)}.")
+    features = args.features.split(",") if args.features else [c for c in df.columns if c != args.target]
+    unknown = [c for c in features if c not in df.columns]
+    if unknown:
+        parser.error(f"argument --features names columns not in {args.data}: {unknown}.")
+    used = df[features + [args.target]]
+    missing = int(used.isna().any(axis=1).sum())
+    if missing and not args.drop_missing:
+        parser.error(f"{missing} rows of {args.data} have missing values in the columns used. "
+                     "Drop them explicitly with --drop-missing (the count is reported), or clean the file.")
+    used = used.dropna()
+    non_numeric = [c for c in features if not pd.api.types.is_numeric_dtype(used[c])]
+    if non_numeric:
+        parser.error(f"columns {non_numeric} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out with --features.")
+    bounds = dict(_parse_bound(b, parser) for b in args.bounds or [])
+    needed = features + ([args.target] if args.model == "linear" else [])
+    absent = [c for c in needed if c not in bounds]
+    if absent:
+        parser.error("refusing to fit without declared bounds (they are never taken from the data, which would leak "
+                     f"privacy). Missing --bounds for: {', '.join(absent)}. Example: --bounds {absent[0]}=0:100")
+    lo = [bounds[c][0] for c in features]
+    hi = [bounds[c][1] for c in features]
+    X, y = used[features], used[args.target].to_numpy()
+    if args.model == "linear":
+        model = LinearRegression(epsilon=args.epsilon, mechanism=args.mechanism, bounds_X=(lo, hi),
+                                 bounds_y=bounds[args.target], random_state=args.seed)
+    else:
+        model = LogisticRegression(epsilon=args.epsilon, norm=args.norm, q=args.q if args.q == "auto" else float(args.q),
+                                   bounds_X=(lo, hi), random_state=args.seed)
+    model.fit(X, y)
+    print(f"knorm fit {args.model}: {args.data}, target {args.target}, n = {len(used)}, epsilon = {args.epsilon:g}")
+    if missing:
+        print(f"dropped {missing} rows with missing values (--drop-missing)")
+    print(f"entries outside the declared bounds (clipped): {model.n_clipped_} (not private: for the data holder)")
+    if args.model == "linear":
+        print(f"mechanism: {model.mechanism_}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})")
+    else:
+        print(f"noise: {args.norm}, q = {model.q_:g}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})")
+    coef = np.ravel(model.coef_)
+    width = max(len(c) for c in ["intercept", *features])
+    print(f"{'intercept':<{width}}  {float(np.ravel(model.intercept_)[0]):>14.6g}")
+    for c, v in zip(features, coef):
+        print(f"{c:<{width}}  {v:>14.6g}")
+    return 0
+
+
 def main(argv=None):
     """Entry point of the ``knorm`` command."""
     parser = argparse.ArgumentParser(prog="knorm", description="K-norm mechanisms for differential privacy.")
@@ -90,12 +153,29 @@ def main(argv=None):
     rep.add_argument("--report", help="also write the results page (markdown) to this path")
     rep.add_argument("--no-progress", action="store_true", help="hide progress bars")
     rep.set_defaults(func=_reproduce)
+
+    fit = sub.add_parser("fit", help="fit a private linear or logistic regression on a CSV file")
+    fit.add_argument("model", choices=["linear", "logistic"])
+    fit.add_argument("data", help="CSV file with a header")
+    fit.add_argument("--target", required=True, help="response column")
+    fit.add_argument("--epsilon", type=float, required=True, help="privacy budget of this fit")
+    fit.add_argument("--bounds", action="append", metavar="COLUMN=LOWER:UPPER",
+                     help="declared domain of a column (repeat for every feature, and the target for linear)")
+    fit.add_argument("--features", help="comma-separated feature columns (default: all but the target)")
+    fit.add_argument("--drop-missing", action="store_true", help="drop rows with missing values (counted)")
+    fit.add_argument("--mechanism", default="auto", choices=["auto", "l1", "l2", "linf", "kt", "hull"], help="linear only")
+    fit.add_argument("--norm", default="linf", choices=["linf", "l2", "l1"], help="logistic only")
+    fit.add_argument("--q", default="0.5", help="logistic only: float in (0, 1) or 'auto'")
+    fit.add_argument("--seed", type=int, default=None, help="seed of the noise (default: fresh OS entropy)")
+    fit.set_defaults(func=lambda a: _fit(a, fit))
     args = parser.parse_args(argv)
     args.argv = argv
     if args.command == "demo" and not (args.epsilon > 0 and math.isfinite(args.epsilon)):
         parser.error(f"argument --epsilon must be a float in the range (0, inf). Got {args.epsilon!r} instead.")
     if args.command == "reproduce" and args.jobs < 1:
         parser.error(f"argument --jobs must be an int >= 1. Got {args.jobs!r} instead.")
+    if args.command == "fit" and not (args.epsilon > 0 and math.isfinite(args.epsilon)):
+        parser.error(f"argument --epsilon must be a float in the range (0, inf). Got {args.epsilon!r} instead.")
     if args.command == "reproduce" and (args.data is None) != (args.target is None):
         parser.error("arguments --data and --target must be given together.")
     return args.func(args)

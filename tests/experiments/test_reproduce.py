@@ -16,7 +16,12 @@ def quick_run(tmp_path_factory):
 def test_every_experiment_writes_its_files(quick_run):
     out, page = quick_run
     expected = {"example21.csv", "figure1_example21.png", "logistic_raw.csv", "logistic_medians.csv",
-                "logistic_error.png", "cautionary_losses.csv", "cautionary_variances.csv"}
+                "logistic_error.png", "cautionary_losses.csv", "cautionary_variances.csv",
+                "linear_raw.csv", "linear_coverage.csv", "linear_coverage.png"}
+    from knorm.experiments.data import housing_path
+
+    if housing_path() is not None:
+        expected |= {"realdata_raw.csv", "realdata_medians.csv", "realdata_distance.png"}
     assert expected <= {p.name for p in out.iterdir()}
     text = page.read_text()
     for name in EXPERIMENTS:
@@ -54,3 +59,35 @@ def test_reproduce_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["reproduce", "--data", "x.csv"])
     assert "--data and --target must be given together" in capsys.readouterr().err
+
+
+def test_linear_csv_contents(quick_run):
+    out, _ = quick_run
+    cov = pd.read_csv(out / "linear_coverage.csv")
+    assert {"l1", "linf", "K_T", "hull", "hull + floor (ours)"} <= set(cov.columns)
+    assert cov.drop(columns=["n", "eps"]).stack().between(0, 1).all()
+
+
+def test_realdata_on_a_user_csv(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["kind"] = rng.choice(["u", "v"], size=3000)
+    df["y"] = X @ [1.0, -0.5, 0.2] + (df.kind == "v") + rng.normal(size=3000)
+    df.loc[5, "a"] = np.nan
+    path = tmp_path / "mine.csv"
+    df.to_csv(path, index=False)
+    cfg = Config(quick=True, out=tmp_path / "o", data=str(path), target="y", progress=False)
+    res = run_experiments(["realdata"], cfg, echo=lambda s: None)[0]
+    assert "dropped 1 of 3000 rows" in res.summary and "NOT private" in res.summary
+    assert (tmp_path / "o" / "realdata_medians.csv").exists()
+
+
+def test_realdata_skips_cleanly_without_data(tmp_path, monkeypatch):
+    import knorm.experiments.data as data
+
+    monkeypatch.setattr(data, "housing_path", lambda: None)
+    res = run_experiments(["realdata"], Config(quick=True, out=tmp_path, progress=False), echo=lambda s: None)[0]
+    assert "realdata skipped" in res.summary and not res.tables

@@ -22,7 +22,7 @@ from knorm.sensitivity.quadratic import QuadraticStatistic
 from knorm.sensitivity.regression import RegressionLayout, kt_ball, linear_regression_space, regression_hull_ball
 from knorm.sensitivity.space import SensitivitySpace
 
-__all__ = ["LinearRegression", "auto_mechanism", "noise_floor"]
+__all__ = ["LinearRegression", "auto_mechanism", "functional_mechanism", "noise_floor"]
 
 _OWNER = "LinearRegression"
 _LP = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
@@ -242,6 +242,42 @@ def noise_floor(mechanism, p, epsilon, *, neighbours="replace"):
     epsilon = check_positive(epsilon, "epsilon", "noise_floor")
     sens = _mechanism(mechanism, p, neighbours)[1].value
     return _unit_floor(mechanism, p, neighbours) * sens / float(epsilon)
+
+
+def functional_mechanism(T, n, p, mechanism, epsilon, rng, *, neighbours="replace", postprocess="eigen"):
+    """Release T with K-norm noise once, then post-process into scaled Gram blocks.
+
+    Paper Section 5.1: T (RegressionLayout order, data in [-1, 1]) gets noise from
+    the named mechanism with its certified sensitivity; everything after the one
+    release uses only public quantities (n under replace-one, the noise law).
+    No argument is checked: :class:`LinearRegression` is the public entry point.
+
+    Returns
+    -------
+    A, b : ndarrays
+        Scaled Gram block of (1, x') (eigenvalues floored at tau if
+        ``postprocess='eigen'``) and cross products with y'.
+    noisy : ndarray
+        The released vector.
+    F, sensitivity, scale, tau, n_floored
+        Released vector with the count, the Sensitivity, Delta / eps, the floor
+        and how many eigenvalues it raised.
+    """
+    ball, sens = _mechanism(mechanism, p, neighbours)
+    scale = sens.value / epsilon
+    if neighbours == "replace":
+        released = T
+    else:
+        released = np.concatenate([[n], T])
+        released[1 + RegressionLayout(p).sq] *= 0.5
+    noisy = released + KNormNoise(ball, scale).sample(rng=rng)
+    F = np.concatenate([[n], noisy]) if neighbours == "replace" else noisy
+    A, b = _gram_blocks(F, p, neighbours)
+    tau, n_floored = 0.0, 0
+    if postprocess == "eigen":
+        tau = _unit_floor(mechanism, p, neighbours) * scale
+        A, n_floored = _floor_eigenvalues(A, tau)
+    return A, b, noisy, F, sens, scale, tau, n_floored
 
 
 # -- solving ---------------------------------------------------------------------------------
@@ -474,26 +510,11 @@ class LinearRegression(RegressorMixin, BaseEstimator):
 
         epsilon = float(self.epsilon)
         name = auto_mechanism(p, self.neighbours) if self.mechanism == "auto" else self.mechanism
-        ball, sens = _mechanism(name, p, self.neighbours)
-        scale = sens.value / epsilon
-        if self.neighbours == "replace":
-            released = T
-        else:
-            released = np.concatenate([[n], T])
-            released[1 + RegressionLayout(p).sq] *= 0.5
         rng = resolve_random_state(self.random_state)
-
         if self.accountant is not None:
             self.accountant.spend(epsilon, f"{_OWNER}.fit (functional mechanism, {name})")
-        noisy = released + KNormNoise(ball, scale).sample(rng=rng)
-
-        # Post-processing of the single release `noisy` and public quantities only.
-        F = np.concatenate([[n], noisy]) if self.neighbours == "replace" else noisy
-        A, b = _gram_blocks(F, p, self.neighbours)
-        tau, n_floored = 0.0, 0
-        if self.postprocess == "eigen":
-            tau = _unit_floor(name, p, self.neighbours) * scale
-            A, n_floored = _floor_eigenvalues(A, tau)
+        r = functional_mechanism(T, n, p, name, epsilon, rng, neighbours=self.neighbours, postprocess=self.postprocess)
+        A, b, noisy, F, sens, scale, tau, n_floored = r
         pinv = self.postprocess == "pinv"
         self.coef_, self.intercept_ = _solve(A, b, lo, hi, lo_y[0], hi_y[0], self.fit_intercept, pinv)
         self.mechanism_, self.sensitivity_, self.noise_scale_ = name, sens, scale

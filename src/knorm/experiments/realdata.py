@@ -1,0 +1,126 @@
+"""Paper Section 5.3: linear regression on housing data, l2 distance of the DP estimate to the MLE.
+
+The paper's Bay Area file is not public; the default is the California housing
+census data (``../shared/data/california_housing.csv``), its closest public
+stand-in: log transforms of the sizes and the price, truncation at the 0.0001 and
+0.9999 quantiles, rescaling to [-1, 1], and the ocean-proximity levels as
+indicators in place of the counties. Any CSV runs with ``--data/--target``.
+The truncation quantiles come from the data and are NOT private, as in the paper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from knorm.experiments._runner import Claim, Result, pmap, task_rng
+
+__all__ = ["run", "EPSILONS", "MECHANISMS"]
+
+EPSILONS = [2.0**k for k in range(-2, 5)]  # 1/4 ... 16
+# name -> (mechanism, postprocess); the paper's three with its pseudo-inverse, then ours
+MECHANISMS = {"l1": ("l1", "pinv"), "linf": ("linf", "pinv"), "K_T": ("kt", "pinv"),
+              "l1 + floor": ("l1", "eigen"), "linf + floor": ("linf", "eigen"), "auto + floor (ours)": ("auto", "eigen")}
+
+
+def _task(args):
+    from knorm.models.linear import _solve, auto_mechanism, functional_mechanism
+
+    seed, rep, T, n, p, mle = args
+    rng = task_rng(seed, "realdata", rep)
+    one = np.ones(p)
+    rows = []
+    for name, (mech, post) in MECHANISMS.items():
+        mech = auto_mechanism(p) if mech == "auto" else mech
+        for eps in EPSILONS:
+            A, b, *_ = functional_mechanism(T, n, p, mech, eps, rng, postprocess=post)
+            coef, icpt = _solve(A, b, -one, one, -1.0, 1.0, True, post == "pinv")
+            rows.append(dict(rep=rep, eps=eps, mechanism=name, chosen=mech,
+                             distance=float(np.linalg.norm(np.concatenate([[icpt], coef]) - mle))))
+    return rows
+
+
+def _load(config):
+    from knorm.experiments.data import HOUSING_LOG, HOUSING_TARGET, housing_path, prepare_regression_data
+
+    if config.data is not None:
+        return prepare_regression_data(config.data, config.target), config.data
+    path = housing_path()
+    if path is None:
+        return None, None
+    return prepare_regression_data(path, HOUSING_TARGET, log_columns=HOUSING_LOG), str(path)
+
+
+def run(config):
+    import pandas as pd
+
+    from knorm.models.sufficient import _statistics
+
+    data, source = _load(config)
+    if data is None:
+        msg = ("realdata skipped: ../shared/data/california_housing.csv is absent and no --data/--target was given. "
+               "Pass any CSV with --data FILE --target COLUMN.")
+        return Result("realdata", {}, [], msg, [])
+    X, y = data.X, data.y
+    n, p = X.shape
+    D = np.column_stack([np.ones(n), X])
+    mle = np.linalg.lstsq(D, y, rcond=None)[0]
+    one = np.ones(p)
+    T, n_rec, _ = _statistics(X, y, -one, one, np.array([-1.0]), np.array([1.0]), "realdata experiment")
+    reps = 40 if config.quick else 1000
+    tasks = [(config.seed, r, T, n_rec, p, mle) for r in range(reps)]
+    raw = pd.DataFrame([row for rows in pmap(_task, tasks, config, "realdata") for row in rows])
+    med = raw.groupby(["mechanism", "eps"])["distance"].median().unstack("mechanism")[list(MECHANISMS)]
+    zero = float(np.linalg.norm(mle))
+    fig = _figure(med, zero, config.out / "realdata_distance.png", source)
+    eps = np.array(med.index)
+    claims = []
+    from knorm.experiments.logistic_sim import epsilon_to_match
+
+    for a, b, note in (("linf", "l1", "with the paper's pseudo-inverse"), ("linf + floor", "l1 + floor", "with our eigenvalue floor")):
+        ratios = [e / epsilon_to_match(eps, med[a].to_numpy(), med[b].to_numpy(), e) for e in (1.0, 2.0, 4.0)]
+        ok = bool(np.nanmedian(ratios) <= 0.65)
+        claims.append(Claim("realdata", f"l_inf over l1 is worth about doubling epsilon ({note})", "about 1/2",
+                            "eps ratio " + ", ".join("n/a" if math.isnan(r) else f"{r:.2f}" for r in ratios) + " at eps_linf = 1, 2, 4",
+                            ok, "agreement means a median ratio <= 0.65; the pseudo-inverse is dominated by blow-ups on "
+                            "this 11x smaller dataset, so only the floored pair is informative"))
+    gap = float(((med["K_T"] - med["linf"]) / med["linf"]).abs().median())
+    claims.append(Claim("realdata", "the 'optimal' K_T offers no sizeable benefit over l_inf", "yes",
+                        f"median relative gap {gap:.3f}", gap <= 0.15, "agreement means <= 15%"))
+    gain = float(med.loc[4.0, "linf"] / med.loc[4.0, "auto + floor (ours)"])
+    claims.append(Claim("realdata", "(ours) default post-processing vs the paper's plain l_inf at eps = 4", "not in paper",
+                        f"{gain:.2f}x smaller median distance", gain >= 2, "issue target: at least 2x"))
+    useful = [e for e in eps if med.loc[e, "linf"] < zero]
+    claims.append(Claim("realdata", "paper's estimator better than the zero vector", "yes for eps >= ~1 (its Figure L2)",
+                        "from eps = " + (f"{min(useful):g}" if useful else "never in the grid"), None,
+                        f"our stand-in has p = {p} and ||beta_MLE|| = {zero:.2f} (paper: 0.82); see the page notes"))
+    summary = (f"Real data ({source}): n = {n}, p = {p} predictors, {reps} replicates; ||beta_MLE|| = {zero:.3f}\n"
+               + "\n".join("note: " + s for s in data.notes) + "\nmedian l2 distance to the MLE:\n"
+               + med.to_string(float_format=lambda x: f"{x:.4f}"))
+    return Result("realdata", {"realdata_raw": raw, "realdata_medians": med.reset_index()}, [fig], summary, claims)
+
+
+def _figure(med, zero, path, source):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    styles = {"l1": "o-", "linf": "^-", "K_T": "s-", "l1 + floor": "o--", "linf + floor": "^--", "auto + floor (ours)": "d--"}
+    for name in med.columns:
+        ax.plot(med.index, med[name], styles.get(name, "-"), label=name)
+    ax.axhline(zero, color="k", lw=1, label="zero vector")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("symlog", linthresh=0.1)
+    ax.set_xlabel("$\\epsilon$")
+    ax.set_ylabel("median $\\ell_2$ distance to $\\hat\\beta_{MLE}$")
+    ax.set_title("linear regression on " + str(source).split("/")[-1])
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
