@@ -30,42 +30,19 @@ Awan & Slavkovic (2021), appendix "Implementing K-Norm Mechanisms"; ERRATA.md
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
 __all__ = ["laplace_noise", "l2_noise", "linf_noise", "lp_noise"]
 
-# Below this dimension a per-row factor is applied column by column (see above).
-_COLUMNWISE_MAX_DIM = 16
 # Gamma(k) with integer k <= this is drawn as a sum of k exponentials (1.3 units
 # each) rather than by rng.standard_gamma (about 7 units).
 _EXP_SUM_MAX_SHAPE = 4
-# Byte holding the IEEE-754 sign bit within a float64.
-_SIGN_BYTE = 7 if sys.byteorder == "little" else 0
 
 
-def _random_signs_(x, rng):
-    """Flip the sign of each entry of the C-contiguous float64 ``x`` with probability 1/2, in place.
-
-    One random bit per entry from ``rng.bytes``, OR-ed into the IEEE sign bit; ``x``
-    must be non-negative, so setting the bit is the same as flipping it.
-    """
-    bits = np.unpackbits(np.frombuffer(rng.bytes(-(-x.size // 8)), dtype=np.uint8), count=x.size)
-    bits <<= 7
-    hi = x.reshape(-1).view(np.uint8)[_SIGN_BYTE::8]
-    hi |= bits
-    return x
-
-
-def _scale_rows_(x, r):
-    """``x *= r[:, None]`` in place, fast also when ``x`` has few columns."""
-    if x.shape[1] <= _COLUMNWISE_MAX_DIM:
-        for j in range(x.shape[1]):
-            x[:, j] *= r
-    else:
-        x *= r[:, None]
-    return x
+# l1, l_inf and l_p were adopted by the library; the shared helpers come from there.
+from knorm.noise.samplers import _random_signs as _random_signs_  # noqa: E402
+from knorm.noise.samplers import _scale_rows as _scale_rows_  # noqa: E402
 
 
 def _standard_gamma_half(k2, n, rng):

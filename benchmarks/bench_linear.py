@@ -124,18 +124,11 @@ def _simulate(rng, n):
 
 
 def _housing():
-    """Paper Section 5.3 preprocessing, in [-1, 1] units (see tests/models/test_linear.py)."""
-    import pandas as pd
+    """Paper Section 5.3 preprocessing, in [-1, 1] units (knorm.experiments.data)."""
+    from knorm.experiments.data import HOUSING_LOG, HOUSING_TARGET, prepare_regression_data
 
-    df = pd.read_csv(HOUSING).dropna(subset=["total_bedrooms"])
-    logged = ["total_rooms", "total_bedrooms", "population", "households", "median_income", "median_house_value"]
-    df[logged] = np.log(df[logged])
-    num = ["longitude", "latitude", "housing_median_age", *logged]
-    q = df[num].quantile([1e-4, 1 - 1e-4])
-    Z = 2 * (df[num].clip(q.iloc[0], q.iloc[1], axis=1) - q.iloc[0]) / (q.iloc[1] - q.iloc[0]) - 1
-    dummies = pd.get_dummies(df["ocean_proximity"], dtype=float).drop(columns="<1H OCEAN")
-    X = pd.concat([Z[num[:-1]], 2 * dummies - 1], axis=1).to_numpy()
-    return X, Z["median_house_value"].to_numpy()
+    data = prepare_regression_data(HOUSING, HOUSING_TARGET, log_columns=HOUSING_LOG)
+    return data.X, data.y
 
 
 def _gains(config):

@@ -166,24 +166,13 @@ def test_eigen_equals_pinv_when_data_dominate():
 
 
 def _housing():
-    """Paper Section 5.3 preprocessing on the California housing data, in [-1, 1] units.
+    """Paper Section 5.3 preprocessing on the California housing data, in [-1, 1] units."""
+    from knorm.experiments.data import HOUSING_LOG, HOUSING_TARGET, prepare_regression_data
 
-    Logs of the count and money variables, truncation at the 1e-4 and 1 - 1e-4
-    quantiles (not private, as in the paper) mapped onto [-1, 1], ocean_proximity one-hot
-    (reference '<1H OCEAN'), rows with missing total_bedrooms dropped.
-    """
-    df = pd.read_csv(HOUSING).dropna(subset=["total_bedrooms"])
-    logged = ["total_rooms", "total_bedrooms", "population", "households", "median_income", "median_house_value"]
-    df[logged] = np.log(df[logged])
-    num = ["longitude", "latitude", "housing_median_age", *logged]
-    q = df[num].quantile([1e-4, 1 - 1e-4])
-    Z = 2 * (df[num].clip(q.iloc[0], q.iloc[1], axis=1) - q.iloc[0]) / (q.iloc[1] - q.iloc[0]) - 1
-    dummies = pd.get_dummies(df["ocean_proximity"], dtype=float).drop(columns="<1H OCEAN")
-    X = pd.concat([Z[num[:-1]], 2 * dummies - 1], axis=1)
-    return X, Z["median_house_value"]
+    data = prepare_regression_data(HOUSING, HOUSING_TARGET, log_columns=HOUSING_LOG)
+    return data.X, data.y
 
 
-@pytest.mark.skipif(not HOUSING.exists(), reason=f"shared data folder absent ({HOUSING})")
 def test_housing_eigen_floor_beats_pinv():
     # Measured (200 draws, eps = 4, mechanism 'auto' = kt at p = 12): median error ~1.3
     # ('eigen') vs ~3.6 ('pinv'), against ||beta_OLS|| ~1.7. Over 40 draws per rule the
