@@ -89,6 +89,10 @@ def _fit(args, parser):
     unknown = [c for c in features if c not in df.columns]
     if unknown:
         parser.error(f"argument --features names columns not in {args.data}: {unknown}.")
+    if not features:
+        parser.error(f"{args.data} has no feature column besides the target {args.target!r}; name some with --features.")
+    if df.empty:
+        parser.error(f"{args.data} has a header but no data rows.")
     used = df[features + [args.target]]
     missing = int(used.isna().any(axis=1).sum())
     if missing and not args.drop_missing:
@@ -100,6 +104,10 @@ def _fit(args, parser):
         parser.error(f"columns {non_numeric} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out with --features.")
     bounds = dict(_parse_bound(b, parser) for b in args.bounds or [])
     needed = features + ([args.target] if args.model == "linear" else [])
+    unused = [c for c in bounds if c not in needed]
+    if unused:
+        parser.error(f"argument --bounds names columns that are not used: {', '.join(repr(c) for c in unused)} "
+                     f"(used: {', '.join(needed)}). Remove them or add them to --features.")
     absent = [c for c in needed if c not in bounds]
     if absent:
         parser.error("refusing to fit without declared bounds (they are never taken from the data, which would leak "
@@ -107,6 +115,11 @@ def _fit(args, parser):
     lo = [bounds[c][0] for c in features]
     hi = [bounds[c][1] for c in features]
     X, y = used[features], used[args.target].to_numpy()
+    if args.model == "logistic" and args.q != "auto":
+        try:
+            float(args.q)
+        except ValueError:
+            parser.error(f"argument --q must be a float in the range (0, 1) or 'auto'. Got {args.q!r} instead.")
     if args.model == "linear":
         model = LinearRegression(epsilon=args.epsilon, mechanism=args.mechanism, bounds_X=(lo, hi),
                                  bounds_y=bounds[args.target], random_state=args.seed)
@@ -172,6 +185,8 @@ def main(argv=None):
     args.argv = argv
     if args.command == "demo" and not (args.epsilon > 0 and math.isfinite(args.epsilon)):
         parser.error(f"argument --epsilon must be a float in the range (0, inf). Got {args.epsilon!r} instead.")
+    if args.command in ("demo", "reproduce") and args.seed < 0:
+        parser.error(f"argument --seed must be an int >= 0. Got {args.seed!r} instead.")
     if args.command == "reproduce" and args.jobs < 1:
         parser.error(f"argument --jobs must be an int >= 1. Got {args.jobs!r} instead.")
     if args.command == "fit" and not (args.epsilon > 0 and math.isfinite(args.epsilon)):

@@ -63,9 +63,13 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
     df = pd.read_csv(path)
     if target not in df.columns:
         raise ValueError(f"The 'target' parameter must name a column of {path}. Got {target!r}; columns are {list(df.columns)}.")
+    if df.shape[1] < 2:
+        raise ValueError(f"{path} has no feature column besides the target {target!r}.")
     n0 = len(df)
     df = df.dropna()
     dropped = n0 - len(df)
+    if len(df) < 2:
+        raise ValueError(f"{path} must have at least 2 rows without missing values. Got {len(df)} of {n0} rows instead.")
     y = pd.to_numeric(df[target], errors="coerce")
     if y.isna().any():
         raise ValueError(f"The target column {target!r} must be numeric. Got non-numeric values such as {df[target][y.isna()].iloc[0]!r}.")
@@ -91,6 +95,10 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
     if target in log_columns:
         y = np.log(y)
     X = np.column_stack(parts)
+    for name, col in zip([*names, target], np.column_stack([X, y]).T):
+        if not np.all(np.isfinite(col)):
+            raise ValueError(f"Column {name!r} of {path} must hold finite values. Got {float(col[~np.isfinite(col)][0])!r} "
+                             "(inf, or a log of a non-positive number) instead.")
     notes = [f"dropped {dropped} of {n0} rows with missing values"]
     X, y = _truncate_rescale(X, quantiles), _truncate_rescale(y[:, None], quantiles)[:, 0]
     notes.append(f"truncated at the {quantiles[0]:g} and {quantiles[1]:g} quantiles and rescaled to [-1, 1]; "
