@@ -7,15 +7,22 @@ float in the range (0, inf). Got -1 instead."
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import sys
+import warnings
 
 import numpy as np
 
 __all__ = [
+    "as_real_array",
+    "check_count",
+    "check_dim",
     "check_rng",
     "check_positive",
     "check_probability",
     "check_vectors",
+    "numeric_input",
     "param_error",
 ]
 
@@ -25,19 +32,27 @@ def param_error(name, owner, rule, value, exc=ValueError):
     return exc(f"The {name!r} parameter of {owner} must be {rule}. Got {value!r} instead.")
 
 
-def check_rng(rng):
+_RNG_RULE = "None, an int >= 0, a SeedSequence or a numpy.random.Generator"
+
+
+def check_rng(rng, owner=None):
     """Turn ``rng`` (None, int seed, SeedSequence or Generator) into a Generator.
 
     ``None`` draws fresh entropy from the operating system; there is never any
-    global random state (SPEC-7).
+    global random state (SPEC-7). ``owner`` names the entry point in the error;
+    without it the message says only "The 'rng' parameter".
     """
+    where = "" if owner is None else f" of {owner}"
     if isinstance(rng, np.random.RandomState):
         raise TypeError(
-            "The 'rng' parameter must be None, an int seed, a SeedSequence or a "
-            "numpy.random.Generator. Got a legacy RandomState instead; wrap it as "
+            f"The 'rng' parameter{where} must be {_RNG_RULE}. Got a legacy RandomState instead; wrap it as "
             "numpy.random.default_rng(seed)."
         )
-    return np.random.default_rng(rng)
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as err:
+        # numpy's own words ('SeedSequence expects int ...') do not name the parameter.
+        raise type(err)(f"The 'rng' parameter{where} must be {_RNG_RULE}. Got {rng!r} instead.") from err
 
 
 def check_positive(value, name, owner, *, allow_inf=False):
@@ -90,10 +105,11 @@ def check_vectors(u, dim, name="u", owner="NormBall"):
     return arr
 
 
-def check_dim(dim, owner):
-    """Return ``dim`` as a positive int."""
+def check_dim(dim, owner, name="dim"):
+    """Return ``dim`` (a dimension, called ``name``) as a positive int."""
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-        raise param_error("dim", owner, "an int >= 1", dim, TypeError if not isinstance(dim, numbers.Integral) else ValueError)
+        exc = TypeError if not isinstance(dim, numbers.Integral) else ValueError
+        raise param_error(name, owner, "an int >= 1", dim, exc)
     return int(dim)
 
 
@@ -102,3 +118,76 @@ def check_count(n, name, owner):
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise param_error(name, owner, "an int >= 0", n, TypeError if not isinstance(n, numbers.Integral) else ValueError)
     return int(n)
+
+
+def _is_real_entry(v):
+    """True unless ``v`` is an entry numpy cannot read as a real number.
+
+    Numbers (complex too: callers reject those with their own message), missing
+    markers (None, pandas NA / NaT: a NaN for the caller's finiteness check) and
+    numeric strings such as '1.5' are readable. So are sequences: a ragged
+    input is a shape error, for numpy's own message.
+    """
+    if v is None or isinstance(v, (numbers.Number, list, tuple, np.ndarray)):
+        return True
+    pd = sys.modules.get("pandas")  # no pandas NA can exist unless pandas is loaded
+    if pd is not None and (v is pd.NA or v is pd.NaT):
+        return True
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _non_numeric_entry(data):
+    """``(entry,)`` for the first entry of ``data`` that is not a real number, or ``()``."""
+    if hasattr(data, "tocsr"):  # scipy sparse: not ours to judge (scikit-learn says dense is needed)
+        return ()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex -> float warns; that is not a non-numeric entry
+        try:
+            np.asarray(data, dtype=float)
+            return ()
+        except (TypeError, ValueError):
+            pass
+    try:
+        flat = np.asarray(data, dtype=object).ravel()
+    except (TypeError, ValueError):
+        return ()
+    for v in flat:
+        if not _is_real_entry(v):
+            return (v.item() if isinstance(v, np.generic) else v,)
+    return ()
+
+
+@contextlib.contextmanager
+def numeric_input(owner, exc=None, **arrays):
+    """Re-raise a failed float conversion in the block as the one-format error naming the array.
+
+    ``arrays`` maps parameter names to the inputs converted inside the block
+    (``X=X, y=y``). If the block raises TypeError or ValueError and one of them
+    holds a non-numeric entry, the error becomes "The 'X' parameter of {owner}
+    must be an array of real numbers. Got the non-numeric value 'a' instead."
+    Its class is ``exc``, or the original one (ValueError for strings, TypeError
+    for other objects) so that callers catching numpy's error still do. Any other
+    error passes through unchanged.
+    """
+    try:
+        yield
+    except (TypeError, ValueError) as err:
+        for name, data in arrays.items():
+            bad = _non_numeric_entry(data)
+            if bad:
+                msg = (f"The {name!r} parameter of {owner} must be an array of real numbers. "
+                       f"Got the non-numeric value {bad[0]!r} instead")
+                # For objects, keep numpy's wording too: scikit-learn's check_dtype_object matches it.
+                msg += f" ({err})." if isinstance(err, TypeError) else "."
+                raise (exc or type(err))(msg) from err
+        raise
+
+
+def as_real_array(value, name, owner):
+    """``value`` as a float ndarray; a non-numeric entry is a TypeError naming it."""
+    with numeric_input(owner, TypeError, **{name: value}):
+        return np.asarray(value, dtype=float)

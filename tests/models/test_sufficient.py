@@ -151,3 +151,25 @@ def test_fit_on_dask_dataframe_keeps_feature_names():
     assert list(b.feature_names_in_) == ["a", "b", "c"]
     assert_allclose(b.coef_, a.coef_, rtol=1e-9)
     assert_allclose(b.predict(df), a.predict(df), rtol=1e-9)
+
+
+def test_dask_blocks_shared_by_x_and_y_are_computed_once():
+    da = pytest.importorskip("dask.array")
+    import dask
+    import threading
+
+    from knorm.models.sufficient import sufficient_statistics
+
+    calls = []
+    lock = threading.Lock()
+
+    def block(i):
+        with lock:
+            calls.append(i)
+        rng = np.random.default_rng(i)
+        return np.column_stack([rng.uniform(-1, 1, (50, 2)), rng.uniform(-1, 1, 50)])
+
+    parts = [da.from_delayed(dask.delayed(block)(i), shape=(50, 3), dtype=float) for i in range(4)]
+    Z = da.concatenate(parts)
+    sufficient_statistics(Z[:, :2], Z[:, 2], (-1, 1), (-1, 1))
+    assert sorted(calls) == [0, 1, 2, 3]

@@ -17,6 +17,7 @@ from knorm.geometry.base import NormBall
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.compare import RankingReport, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
+from knorm.sensitivity.space import SensitivitySpace
 
 __all__ = ["MechanismChoice", "choose_mechanism", "default_candidates"]
 
@@ -87,14 +88,23 @@ def choose_mechanism(space, epsilon, candidates=None, *, time_budget=0.05, rng=N
     -------
     MechanismChoice
     """
+    if not isinstance(space, SensitivitySpace):
+        raise TypeError(
+            f"The 'space' parameter of choose_mechanism must be a SensitivitySpace. Got {type(space).__name__} instead."
+        )
     eps = check_positive(epsilon, "epsilon", "choose_mechanism")
     budget = check_positive(time_budget, "time_budget", "choose_mechanism")
-    gen = check_rng(rng)
+    gen = check_rng(rng, "choose_mechanism")
     candidates = default_candidates(space) if candidates is None else dict(candidates)
     mechs, skipped = {}, {}
     for name, ball in candidates.items():
         if not isinstance(ball, NormBall):
             raise TypeError(f"Candidate {name!r} of choose_mechanism must be a NormBall. Got {type(ball).__name__} instead.")
+        if ball.dim != space.dim:
+            raise ValueError(
+                f"Candidate {name!r} of choose_mechanism must have dimension {space.dim} (the space's). "
+                f"Got a ball of dimension {ball.dim} instead."
+            )
         try:
             sens = space.sensitivity(ball)
         except NotImplementedError as err:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,7 +126,7 @@ def _max_gauge_search(k, h, rng, n_search):
     return float(h._gauge(best)), best
 
 
-def _as_pair(mech):
+def _as_pair(mech, name):
     if isinstance(mech, KNormMechanism):
         return mech.ball, mech.sensitivity.value
     try:
@@ -133,7 +134,10 @@ def _as_pair(mech):
     except (TypeError, ValueError):
         ball, delta = None, None
     if not isinstance(ball, NormBall):
-        raise TypeError(f"Expected a KNormMechanism or a (ball, sensitivity) pair. Got {mech!r} instead.")
+        raise TypeError(
+            f"The {name!r} parameter of containment must be a KNormMechanism or a (ball, sensitivity) pair with "
+            f"ball a NormBall. Got {mech!r} instead."
+        )
     return ball, check_positive(delta, "sensitivity", "containment")
 
 
@@ -161,7 +165,10 @@ def containment(first, second, *, rng=None, n_search=20_000):
     search runs: it proves non-containment when it finds a witness, and
     otherwise says that containment is not proved.
     """
-    (k, dk), (h, dh) = _as_pair(first), _as_pair(second)
+    (k, dk), (h, dh) = _as_pair(first, "first"), _as_pair(second, "second")
+    # Checked up front, so that a bad value is refused whichever path runs.
+    n_search = check_count(n_search, "n_search", "containment")
+    gen = check_rng(rng, "containment")
     if k.dim != h.dim:
         raise ValueError(f"Both mechanisms must have the same dimension. Got {k.dim} and {h.dim} instead.")
     k, dk = _unwrap(k, dk)
@@ -171,7 +178,7 @@ def containment(first, second, *, rng=None, n_search=20_000):
         value, witness, method = exact
         ratio = value * dk / dh
         return ContainmentResult(ratio <= 1 + _TOL, ratio, True, method, None if witness is None else dk * witness)
-    value, witness = _max_gauge_search(k, h, check_rng(rng), check_count(n_search, "n_search", "containment"))
+    value, witness = _max_gauge_search(k, h, gen, n_search)
     ratio = value * dk / dh
     found = ratio > 1 + _TOL
     method = f"falsification search over {n_search} boundary points (not a proof of containment)"
@@ -241,6 +248,11 @@ def rank_mechanisms(mechanisms):
     -------
     RankingReport
     """
+    if not isinstance(mechanisms, Mapping):
+        raise TypeError(
+            "The 'mechanisms' parameter of rank_mechanisms must be a mapping of names to KNormMechanism. "
+            f"Got {type(mechanisms).__name__} instead."
+        )
     mechanisms = dict(mechanisms)
     if not mechanisms:
         raise ValueError("The 'mechanisms' parameter of rank_mechanisms must be a non-empty mapping. Got {} instead.")

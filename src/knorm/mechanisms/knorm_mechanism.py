@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from knorm._validation import check_positive, check_vectors
+from knorm._validation import check_positive, check_rng, check_vectors
 from knorm.geometry.base import NormBall
 from knorm.noise.distribution import KNormNoise
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
@@ -72,7 +72,7 @@ class KNormMechanism:
 
     def sample_noise(self, size=None, *, rng=None):
         """Draw noise vectors (see :meth:`KNormNoise.sample`)."""
-        return self.noise.sample(size, rng=rng)
+        return self.noise.sample(size, rng=check_rng(rng, "KNormMechanism.sample_noise"))
 
     def release(self, value, *, rng=None, accountant=None, label="K-norm release"):
         """Release ``value`` (shape (m,) or (k, m)) plus independent noise per row.
@@ -82,6 +82,12 @@ class KNormMechanism:
         the budget would be exceeded.
         """
         value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
+        rng = check_rng(rng, "KNormMechanism.release")
+        if accountant is not None and not callable(getattr(accountant, "spend", None)):
+            raise TypeError(
+                "The 'accountant' parameter of KNormMechanism.release must be a PrivacyAccountant (an object with "
+                f"a 'spend' method) or None. Got {accountant!r} instead."
+            )
         if accountant is not None:
             rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
             accountant.spend(self.epsilon * rows, label)

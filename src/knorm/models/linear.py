@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knorm._validation import check_positive
+from knorm._validation import check_positive, numeric_input
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.choose import choose_mechanism
 from knorm.models._base import check_bounds, resolve_random_state
@@ -493,6 +493,8 @@ class LinearRegression(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
+        epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
         if self.neighbours == "add_remove" and self.mechanism in _REPLACE_ONLY:
             raise ValueError(
                 f"The 'mechanism' parameter of {_OWNER} must be 'auto', 'l1', 'l2' or 'linf' when "
@@ -502,13 +504,13 @@ class LinearRegression(RegressorMixin, BaseEstimator):
         if is_dask_collection(X) or is_dask_collection(y):
             p = self._set_features(X)
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            with numeric_input(_OWNER, X=X, y=y):
+                X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
             p = X.shape[1]
         lo, hi = check_bounds(self.bounds_X, p, "bounds_X", _OWNER)
         lo_y, hi_y = check_bounds(self.bounds_y, 1, "bounds_y", _OWNER)
         T, n, n_clipped = _statistics(X, y, lo, hi, lo_y, hi_y, _OWNER)
 
-        epsilon = float(self.epsilon)
         name = auto_mechanism(p, self.neighbours) if self.mechanism == "auto" else self.mechanism
         rng = resolve_random_state(self.random_state)
         if self.accountant is not None:
@@ -556,5 +558,6 @@ class LinearRegression(RegressorMixin, BaseEstimator):
                 )
             arr = X.to_dask_array() if hasattr(X, "to_dask_array") else X
             return arr.astype(float) @ self.coef_ + self.intercept_
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        with numeric_input(_OWNER, X=X):
+            X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_

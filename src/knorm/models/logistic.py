@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from knorm._validation import check_positive, numeric_input
 from knorm.geometry.base import NormBall
 from knorm.geometry.lp import LpBall
 from knorm.models._base import check_bounds, resolve_random_state, to_unit_box
@@ -433,18 +434,16 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        epsilon = float(self.epsilon)
-        if not math.isfinite(epsilon):
-            raise ValueError(
-                f"The 'epsilon' parameter of {_OWNER} must be a float in the range (0.0, inf). Got {self.epsilon!r} instead."
-            )
+        # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
+        epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
         if self.q == "auto" and self.neighbours == "add_remove":
             raise ValueError(
                 f"The 'q' parameter of {_OWNER} must be a float in the range (0.0, 1.0) when neighbours='add_remove'. "
                 "Got 'auto' instead: the auto rule uses the number of records n, which is private under add/remove "
                 "neighbours."
             )
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        with numeric_input(_OWNER, X=X):  # y holds labels, which may be strings
+            X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y01 = self._encode_labels(y)
         lo, hi = check_bounds(self.bounds_X, X.shape[1], "bounds_X", _OWNER)
         Z, slope, shift, n_clipped = _scale(X, lo, hi, self.fit_intercept)
@@ -532,7 +531,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             Positive values predict ``classes_[1]``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        with numeric_input(_OWNER, X=X):
+            X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from knorm._validation import numeric_input
 from knorm.models._base import check_bounds, to_unit_box
 from knorm.sensitivity.regression import RegressionLayout
 
@@ -96,6 +97,10 @@ def sufficient_statistics(X, y, bounds_X, bounds_y):
     """
     owner = "sufficient_statistics"
     p = _n_columns(X)
+    if p < 1:
+        raise ValueError(
+            f"The 'X' parameter of {owner} must have at least one feature column. Got shape {np.shape(X)} instead."
+        )
     lo_x, hi_x = check_bounds(bounds_X, p, "bounds_X", owner)
     lo_y, hi_y = check_bounds(bounds_y, 1, "bounds_y", owner)
     return _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner)
@@ -166,8 +171,9 @@ def _numpy_partials(X, y, lo, hi, owner):
 
 
 def _as_numpy(X, y, p, owner):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
+    with numeric_input(owner, X=X, y=y):
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y, dtype=float)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
@@ -192,8 +198,10 @@ def _dask_blocks(X, y, owner):
     import dask.array as da
 
     frames = [is_dask_collection(v) and not isinstance(v, da.Array) for v in (X, y)]
+    # optimize_graph=False keeps the original task keys, so blocks that X and y
+    # share upstream (e.g. generated together) are computed once, not twice.
     if all(frames) and X.npartitions == y.npartitions:
-        return list(zip(X.to_delayed(), y.to_delayed()))
+        return list(zip(X.to_delayed(optimize_graph=False), y.to_delayed(optimize_graph=False)))
     # Otherwise work on Dask arrays; frames get their partition lengths (one pass).
     X = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
     y = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
@@ -210,7 +218,7 @@ def _dask_blocks(X, y, owner):
         y = y.rechunk({0: X.chunks[0]})
     else:
         y = da.from_array(np.asarray(y, float), chunks=X.chunks[0])
-    return list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
+    return list(zip(X.to_delayed(optimize_graph=False).ravel(), y.to_delayed(optimize_graph=False).ravel()))
 
 
 def _dask_partials(X, y, lo, hi, owner):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from knorm._validation import check_dim
 from knorm.geometry.lp import LpBall
 from knorm.sensitivity.certificate import Sensitivity
 from knorm.sensitivity.quadratic import QuadraticStatistic
@@ -79,9 +80,7 @@ def logistic_gradient_space(m):
     at once), so the l1 and l2 bounds are not tight, as the paper observes. The
     sampler draws theta too, so ``sample`` is only for diagnostics.
     """
-    m = int(m)
-    if m < 1:
-        raise ValueError(f"The 'm' parameter of logistic_gradient_space must be an int >= 1. Got {m!r} instead.")
+    m = check_dim(m, "logistic_gradient_space", "m")
 
     def sampler(n, rng):
         theta = rng.standard_normal((n, m)) * rng.exponential(5.0, size=(n, 1))

@@ -52,10 +52,19 @@ class QuadraticStatistic:
                 f"The 'A' and 'b' parameters of QuadraticStatistic must have shapes (m, d, d) and (m, d). "
                 f"Got {A.shape} and {b.shape} instead."
             )
+        check_vectors(A, A.shape[2], "A", "QuadraticStatistic")
+        check_vectors(b, b.shape[1], "b", "QuadraticStatistic")
         self.dim, self.record_dim = A.shape[0], A.shape[1]
         self.A = 0.5 * (A + A.transpose(0, 2, 1))
         self.b = b
-        self.const = np.zeros(self.dim) if const is None else np.asarray(const, float)
+        self.const = np.zeros(self.dim)
+        if const is not None:
+            self.const = check_vectors(const, self.dim, "const", "QuadraticStatistic")
+            if self.const.ndim != 1:
+                raise ValueError(
+                    f"The 'const' parameter of QuadraticStatistic must be 1-D of length {self.dim}. "
+                    f"Got shape {self.const.shape} instead."
+                )
         self.lower = check_vectors(lower, self.record_dim, "lower", "QuadraticStatistic")
         self.upper = check_vectors(upper, self.record_dim, "upper", "QuadraticStatistic")
         if not np.all(self.lower < self.upper):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import HalfspaceIntersection
 
-from knorm._validation import check_count, check_rng, check_vectors
+from knorm._validation import as_real_array, check_count, check_dim, check_rng, check_vectors
 from knorm.geometry.base import NormBall
 from knorm.geometry.lp import LpBall
 from knorm.geometry.scaled import ScaledBall
@@ -35,6 +35,9 @@ _POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
 _MAX_L1_ENUM_DIM = 14
 # Pairs of record points compared at once in exact enumerations.
 _PAIR_BLOCK = 1 << 20
+# outer_hull: a width below this fraction of the largest one means S_T is flat.
+# It is well above the 1e-10 relative slack of QuadraticStatistic's extremes.
+_FLAT_TOL = 1e-8
 
 
 @dataclass(frozen=True)
@@ -45,10 +48,12 @@ class Box:
     upper: np.ndarray
 
     def __post_init__(self):
-        lo = np.atleast_1d(np.asarray(self.lower, float))
-        hi = np.atleast_1d(np.asarray(self.upper, float))
+        lo = np.atleast_1d(as_real_array(self.lower, "lower", "Box"))
+        hi = np.atleast_1d(as_real_array(self.upper, "upper", "Box"))
         if lo.shape != hi.shape or lo.ndim != 1:
             raise ValueError(f"The 'lower' and 'upper' parameters of Box must be 1-D of equal length. Got shapes {lo.shape} and {hi.shape} instead.")
+        if len(lo) == 0:
+            raise ValueError("The 'lower' and 'upper' parameters of Box must have length >= 1. Got length 0 instead.")
         check_vectors(lo, len(lo), "lower", "Box")
         check_vectors(hi, len(hi), "upper", "Box")
         if not np.all(lo < hi):
@@ -78,7 +83,7 @@ class FiniteDomain:
     records: np.ndarray
 
     def __post_init__(self):
-        r = np.asarray(self.records, float)
+        r = as_real_array(self.records, "records", "FiniteDomain")
         r = r[:, None] if r.ndim == 1 else r
         check_vectors(r, r.shape[-1], "records", "FiniteDomain")
         if r.ndim != 2 or len(r) < 2:
@@ -146,7 +151,7 @@ class SensitivitySpace:
 
     def __init__(self, dim, *, support=None, extreme_points=None, sampler=None, record_points=None, name="",
                  neighbours="replace", support_exact=True):
-        self.dim = int(dim)
+        self.dim = check_dim(dim, "SensitivitySpace")
         self.support_exact = bool(support_exact)
         self.neighbours = _check_neighbours(neighbours, "SensitivitySpace")
         self._support = support
@@ -176,7 +181,11 @@ class SensitivitySpace:
         add_remove = _check_neighbours(neighbours, "SensitivitySpace.additive") == "add_remove"
         if isinstance(t, QuadraticStatistic):
             if isinstance(domain, Box) and not (np.array_equal(domain.lower, t.lower) and np.array_equal(domain.upper, t.upper)):
-                raise ValueError("The 'domain' parameter of SensitivitySpace.additive must equal the box of the QuadraticStatistic.")
+                raise ValueError(
+                    "The 'domain' parameter of SensitivitySpace.additive must equal the box of the QuadraticStatistic "
+                    f"(lower={t.lower.tolist()}, upper={t.upper.tolist()}) or be None. "
+                    f"Got lower={domain.lower.tolist()}, upper={domain.upper.tolist()} instead."
+                )
             box = Box(t.lower, t.upper)
 
             def support(c):
@@ -199,10 +208,7 @@ class SensitivitySpace:
         if not callable(t):
             raise TypeError(f"The 't' parameter of SensitivitySpace.additive must be callable. Got {type(t).__name__} instead.")
         if isinstance(domain, FiniteDomain):
-            pts = np.asarray(t(domain.records), float)
-            if pts.ndim != 2 or len(pts) != len(domain.records):
-                raise ValueError(f"The per-record map 't' must return shape (k, m) for k records. Got {pts.shape} for k = {len(domain.records)} instead.")
-            check_vectors(pts, pts.shape[1], "t(records)", "SensitivitySpace.additive")
+            pts = _record_values(t, domain.records)
 
             def support(c):
                 v = np.atleast_2d(c) @ pts.T
@@ -222,7 +228,7 @@ class SensitivitySpace:
             return cls(pts.shape[1], support=support, extreme_points=extreme, sampler=sampler, record_points=pts, name=name, neighbours=neighbours)
         if not isinstance(domain, Box):
             raise TypeError(f"The 'domain' parameter of SensitivitySpace.additive must be a Box or FiniteDomain. Got {type(domain).__name__} instead.")
-        probe = np.asarray(t(domain.sample(2, np.random.default_rng(0))), float)
+        probe = _record_values(t, domain.sample(2, np.random.default_rng(0)))
 
         def sampler(n, rng):
             a = np.asarray(t(domain.sample(n, rng)), float)
@@ -258,13 +264,26 @@ class SensitivitySpace:
                 "QuadraticStatistic, a FiniteDomain, or SensitivitySpace.from_support."
             )
         c = check_vectors(c, self.dim, "c", "SensitivitySpace.support")
-        return np.asarray(self._support(np.atleast_2d(c))).reshape(c.shape[:-1])
+        return self._h(np.atleast_2d(c)).reshape(c.shape[:-1])
+
+    def _h(self, c):
+        """The user's support function at the rows of ``c``, checked: finite and >= 0 (0 is in S_T)."""
+        h = np.asarray(self._support(c), float)
+        bad = ~np.isfinite(h) | (h < 0)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad.ravel())[0])
+            raise ValueError(
+                "The 'support' function of SensitivitySpace must return finite values >= 0 (0 is in S_T). "
+                f"Got {float(h.ravel()[i])!r} at c = {np.round(np.atleast_2d(c)[i], 6).tolist()} instead."
+            )
+        return h
 
     def sample(self, n, *, rng=None):
         """``n`` points of S_T from random neighbouring pairs (diagnostics only)."""
         if self._sampler is None:
             raise NotImplementedError("This sensitivity space has no sampler.")
-        return np.asarray(self._sampler(check_count(n, "n", "SensitivitySpace"), check_rng(rng)), float)
+        n, gen = check_count(n, "n", "SensitivitySpace"), check_rng(rng, "SensitivitySpace.sample")
+        return np.asarray(self._sampler(n, gen), float)
 
     def extreme_points(self, c):
         """Points of S_T attaining h(c) for each row of ``c``."""
@@ -350,7 +369,8 @@ class SensitivitySpace:
         rows = _facet_rows(ball)
         if rows is not None:
             kind = "exact" if self.support_exact else "bound"
-            return Sensitivity(float(np.max(self._support(rows[0]))), kind, rows[1] if self.support_exact else "support bound over the facets")
+            method = rows[1] if self.support_exact else "support bound over the facets"
+            return Sensitivity(float(np.max(self._h(rows[0]))), kind, method)
         constraints = getattr(ball, "constraints", None)
         if constraints is not None:
             # ||u|| = max_j ||u[idx_j]||_{B_j}, so Delta = max_j Delta_{B_j}(T[idx_j]).
@@ -394,7 +414,7 @@ class SensitivitySpace:
         else:
             hs = HalfspaceIntersection(np.hstack([u, -np.ones((len(u), 1))]), np.zeros(m))
             verts = hs.intersections
-        upper = float(np.max(self._support(verts)))
+        upper = float(np.max(self._h(verts)))
         lower = None
         if self._extreme_points is not None:
             lower = float(np.max(ball._gauge(self._extreme_points(np.vstack([verts, dirs])))))
@@ -454,22 +474,62 @@ class SensitivitySpace:
         rng : None, int or Generator
         n_volume : int
             Monte Carlo points for the sandwich in dimensions beyond qhull's reach.
+
+        Raises
+        ------
+        ValueError
+            For a zero direction, directions that do not span R^m, or a space
+            that is not full-dimensional (a width h(c) + h(-c) of about 0, as
+            for a constant or duplicated coordinate of T): no polytope of R^m
+            can then be a norm ball around it. Its sensitivities still work.
         """
         from knorm.geometry.polytope import Polytope
 
-        gen = check_rng(rng)
+        gen = check_rng(rng, "outer_hull")
         if directions is None:
             n_directions = 60 * self.dim if n_directions is None else check_count(n_directions, "n_directions", "outer_hull")
             parts = [np.eye(self.dim), gen.standard_normal((n_directions, self.dim))]
             if self.dim <= 10:
                 parts.append(_sign_vectors(self.dim))
             directions = np.vstack(parts)
-        c = check_vectors(directions, self.dim, "directions", "outer_hull")
-        c = c / np.linalg.norm(c, axis=1, keepdims=True)
+        c = np.atleast_2d(check_vectors(directions, self.dim, "directions", "outer_hull"))
+        norms = np.linalg.norm(c, axis=1, keepdims=True)
+        if np.any(norms == 0):
+            raise ValueError(
+                "The 'directions' parameter of outer_hull must have non-zero rows. "
+                f"Got a zero row at index {int(np.flatnonzero(norms == 0)[0])} instead."
+            )
+        rank = int(np.linalg.matrix_rank(c))
+        if rank < self.dim:
+            raise ValueError(
+                f"The 'directions' parameter of outer_hull must span R^{self.dim}. Got rank {rank} instead."
+            )
+        c = c / norms
         h = self.support(c)
+        # Hull(S_T) is symmetric, so its width along c is h(c) + h(-c) = 2 h(c).
+        flat = h <= _FLAT_TOL * np.max(h)
+        if np.any(flat):
+            i = int(np.flatnonzero(flat)[0])
+            raise ValueError(
+                "outer_hull: the sensitivity space is not full-dimensional: its width h(c) + h(-c) along "
+                f"c = {np.round(c[i], 6).tolist()} is {2 * h[i]:.3g}, next to a largest width of {2 * np.max(h):.3g} "
+                "(a constant or duplicated coordinate of T, or another linear dependence between coordinates). "
+                "Drop or merge that coordinate."
+            )
         outer = Polytope.from_halfspaces(np.vstack([c, -c]), np.concatenate([h, h]))
         inner = Polytope.from_points(self.extreme_points(c))
         return CertifiedHull(outer, inner, _volume_ratio(inner, outer, gen, n_volume))
+
+
+def _record_values(t, records):
+    """t(records) for a user's per-record map ``t``, checked: shape (k, m) and finite."""
+    pts = np.asarray(t(records), float)
+    if pts.ndim != 2 or len(pts) != len(records):
+        raise ValueError(
+            f"The per-record map 't' must return shape (k, m) for k records. Got {pts.shape} for k = {len(records)} "
+            "instead."
+        )
+    return check_vectors(pts, pts.shape[1], "t(records)", "SensitivitySpace.additive")
 
 
 def _check_neighbours(neighbours, owner):
