@@ -472,7 +472,7 @@ def run(config):
         "Where exact rejection sampling stops being practical (expected acceptance < "
         f"{HOPELESS_ACCEPTANCE:g}):",
         "\n".join(_practical_limits()),
-        "### Proposed samplers (`benchmarks/_proposed_samplers.py`, not yet in the library)",
+        "### Proposed samplers (`benchmarks/_proposed_samplers.py`; its l1, l_inf and l_p versions are now the library's, its l2 scale mixture is not)",
         "Exact rewrites of the l_p samplers, timed in the same repeats as the library rows above. "
         "l1: Exp(1) from numpy's ziggurat with a random sign bit instead of `rng.laplace` (one `log` per draw). "
         "l2: the Gaussian scale mixture sqrt(S) Z with S ~ Gamma((m+1)/2, 2), which has density proportional "
