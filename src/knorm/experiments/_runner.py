@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Config", "Claim", "Result", "pmap", "task_rng"]
+__all__ = ["Config", "Claim", "Result", "pmap", "task_rng", "subplots", "save_figure", "epsilon_to_match"]
 
 
 @dataclass
@@ -131,3 +131,38 @@ class _NoBar:
 
     def close(self):
         pass
+
+
+def subplots(*args, **kwargs):
+    """``matplotlib.pyplot.subplots`` on the non-interactive Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
+
+
+def save_figure(fig, path):
+    """Write ``fig`` as a PNG at ``path`` (creating folders), close it, return the path."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def epsilon_to_match(eps, errors_ref, errors_other, target_eps):
+    """Budget at which ``errors_other`` (a median curve) reaches ``errors_ref`` at ``target_eps``.
+
+    Log-log interpolation of the decreasing curve; nan if out of range.
+    """
+    target = np.interp(np.log(target_eps), np.log(eps), errors_ref)
+    le, lo = np.log(eps), np.log(errors_other)
+    if not (lo.min() <= np.log(target) <= lo.max()):
+        return float("nan")
+    order = np.argsort(lo)
+    return float(np.exp(np.interp(np.log(target), lo[order], le[order])))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, rank_mechanisms
+from knorm.experiments._runner import save_figure, subplots
 from knorm.sensitivity import squared_statistic_space
 
 __all__ = ["example21_table", "figure_1"]
@@ -58,14 +58,9 @@ def figure_1(path):
     naive per-coordinate sensitivities (Eq. ApproximateSensitivity). The hull K_2
     is drawn dashed in both.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     space = squared_statistic_space()
     poly = _space_polygon()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 5), sharey=True)
+    fig, axes = subplots(1, 2, figsize=(10, 5), sharey=True)
     colours = {"l1": "tab:red", "l2": "tab:green", "linf": "tab:purple"}
     for ax, label in zip(axes, ("exact", "naive")):
         ax.fill(poly[:, 0], poly[:, 1], color="tab:blue", alpha=0.35, label="$S_T$")
@@ -85,12 +80,7 @@ def figure_1(path):
         ax.legend(loc="lower left", fontsize=8)
     axes[0].set_ylabel("$u_2$")
     fig.suptitle("Example 2.1: $T(X) = (\\sum X_i, \\sum 2X_i^2)$, $X_i \\in [-1, 1]$")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def run(config):

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from knorm.experiments._runner import Claim, Result, pmap, task_rng
+from knorm.experiments._runner import Claim, Result, pmap, save_figure, subplots, task_rng
 
 __all__ = ["run", "BETA", "EPSILONS", "MECHANISMS", "BOUND_Y"]
 
@@ -111,13 +111,8 @@ def run(config):
 
 
 def _figure(cov, ols_cov, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ns = sorted(cov.index.get_level_values("n").unique())
-    fig, axes = plt.subplots(len(ns), 1, figsize=(7, 4.2 * len(ns)), squeeze=False)
+    fig, axes = subplots(len(ns), 1, figsize=(7, 4.2 * len(ns)), squeeze=False)
     styles = {"l1": "o-", "linf": "^-", "K_T": "s-", "hull": "d-", "hull + floor (ours)": "d--"}
     for ax, n in zip(axes[:, 0], ns):
         c = cov.loc[n]
@@ -130,8 +125,4 @@ def _figure(cov, ols_cov, path):
         ax.set_ylabel("coverage")
         ax.set_title(f"linear regression, p = {P}, n = {n:,}")
         ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from knorm.experiments._runner import Claim, Result, pmap, task_rng
+from knorm.experiments._runner import Claim, Result, epsilon_to_match, pmap, save_figure, subplots, task_rng
 from knorm.geometry import LpBall
 
 __all__ = ["run", "BETA", "EPSILONS", "MECHANISMS"]
@@ -51,19 +51,6 @@ def _task(args):
                 raise RuntimeError(f"Newton did not converge for {name} at eps={eps}")
             rows.append(dict(n=n, rep=rep, eps=eps, mechanism=name, q=qq, error=float(np.linalg.norm(theta - BETA))))
     return rows
-
-
-def epsilon_to_match(eps, errors_ref, errors_other, target_eps):
-    """Budget at which ``errors_other`` (a median curve) reaches ``errors_ref`` at ``target_eps``.
-
-    Log-log interpolation of the decreasing curve; nan if out of range.
-    """
-    target = np.interp(math.log(target_eps), np.log(eps), errors_ref)
-    le, lo = np.log(eps), np.log(errors_other)
-    if not (lo.min() <= math.log(target) <= lo.max()):
-        return math.nan
-    order = np.argsort(lo)
-    return float(np.exp(np.interp(math.log(target), lo[order], le[order])))
 
 
 def run(config):
@@ -113,13 +100,8 @@ def _violations(m):
 
 
 def _figure(med, mle, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ns = sorted(med.index.get_level_values("n").unique())
-    fig, axes = plt.subplots(1, len(ns), figsize=(6 * len(ns), 4.5), squeeze=False)
+    fig, axes = subplots(1, len(ns), figsize=(6 * len(ns), 4.5), squeeze=False)
     styles = {"l1": "o-", "l2": "s-", "linf": "^-", "linf q=0.85": "v--", "linf q=auto": "d:"}
     labels = {"l1": "$\\ell_1$", "l2": "$\\ell_2$", "linf": "$\\ell_\\infty$", "linf q=0.85": "$\\ell_\\infty^*$ (q=0.85)", "linf q=auto": "$\\ell_\\infty$, q=auto (ours)"}
     for ax, n in zip(axes[0], ns):
@@ -134,8 +116,4 @@ def _figure(med, mle, path):
         ax.set_ylabel("median $\\ell_2$ distance to $\\beta$")
         ax.set_title(f"logistic regression, n = {n:,}")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from knorm.experiments._runner import Claim, Result, pmap, task_rng
+from knorm.experiments._runner import Claim, Result, epsilon_to_match, pmap, save_figure, subplots, task_rng
 
 __all__ = ["run", "EPSILONS", "MECHANISMS"]
 
@@ -76,8 +76,6 @@ def run(config):
     fig = _figure(med, zero, config.out / "realdata_distance.png", source)
     eps = np.array(med.index)
     claims = []
-    from knorm.experiments.logistic_sim import epsilon_to_match
-
     for a, b, note in (("linf", "l1", "with the paper's pseudo-inverse"), ("linf + floor", "l1 + floor", "with our eigenvalue floor")):
         ratios = [e / epsilon_to_match(eps, med[a].to_numpy(), med[b].to_numpy(), e) for e in (1.0, 2.0, 4.0)]
         ok = bool(np.nanmedian(ratios) <= 0.65)
@@ -102,12 +100,7 @@ def run(config):
 
 
 def _figure(med, zero, path, source):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = subplots(figsize=(7, 4.5))
     styles = {"l1": "o-", "linf": "^-", "K_T": "s-", "l1 + floor": "o--", "linf + floor": "^--", "auto + floor (ours)": "d--"}
     for name in med.columns:
         ax.plot(med.index, med[name], styles.get(name, "-"), label=name)
@@ -119,8 +112,4 @@ def _figure(med, zero, path, source):
     ax.set_ylabel("median $\\ell_2$ distance to $\\hat\\beta_{MLE}$")
     ax.set_title("linear regression on " + str(source).split("/")[-1])
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -10,7 +10,6 @@ import math
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from knorm._validation import check_positive, check_rng
 from knorm.geometry.base import NormBall
