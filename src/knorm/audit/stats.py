@@ -1,4 +1,9 @@
-"""Exact binomial confidence bounds and the privacy-loss lower bound built from them."""
+"""Exact binomial confidence bounds and the privacy-loss lower bound built from them.
+
+References: Clopper & Pearson (1934), "The use of confidence or fiducial limits
+illustrated in the case of the binomial"; the event-based eps bound follows from
+the DP inequality P(M(X) in E) <= e^eps P(M(X') in E) (paper Definition "DP").
+"""
 
 from __future__ import annotations
 

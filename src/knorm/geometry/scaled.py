@@ -21,8 +21,9 @@ class ScaledBall(NormBall):
 
     Notes
     -----
-    vol(cK) = c^m vol(K) and h_{cK}(u) = c h_K(u); uniform sampling maps through
-    u -> c u, so it is as exact as the base sampler.
+    vol(cK) = c^m vol(K) (change of variables, as in the proof of the paper's
+    Lemma on Lebesgue measure under linear maps) and h_{cK}(u) = c h_K(u); uniform
+    sampling maps through u -> c u, so it is as exact as the base sampler.
     """
 
     def __init__(self, base, factor):
