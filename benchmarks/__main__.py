@@ -31,13 +31,23 @@ _END = "<!-- /benchmark-section: {} -->"
 
 def _parse(argv):
     ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="fast smoke run (small sizes, 3 repeats); prints to stdout unless --output is given")
-    ap.add_argument("--only", action="append", metavar="NAME", choices=list(SECTIONS),
-                    help="run only this section (repeatable) and splice it into the page")
-    ap.add_argument("--output", metavar="PATH",
-                    help=f"page to write, or '-' for stdout (default {DEFAULT_OUTPUT.relative_to(REPO_ROOT)}; "
-                    "stdout with --quick)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="fast smoke run (small sizes, 3 repeats); prints to stdout unless --output is given",
+    )
+    ap.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        choices=list(SECTIONS),
+        help="run only this section (repeatable) and splice it into the page",
+    )
+    ap.add_argument(
+        "--output",
+        metavar="PATH",
+        help=f"page to write, or '-' for stdout (default {DEFAULT_OUTPUT.relative_to(REPO_ROOT)}; stdout with --quick)",
+    )
     ap.add_argument("--repeats", type=int, help="timed repeats per measurement (default 7; 3 with --quick)")
     ap.add_argument("--seed", type=int, help="root seed of every Generator")
     ap.add_argument("--list", action="store_true", help="list the sections and exit")

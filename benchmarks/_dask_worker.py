@@ -116,8 +116,10 @@ def main():
         out["generate_seconds"] = time.perf_counter() - t0
         Xd = da.from_array(X, chunks=(int(args["chunk"]), p))
         yd = da.from_array(y, chunks=int(args["chunk"]))
-        calls = {"numpy": lambda: sufficient_statistics(X, y, (-1.0, 1.0), bounds_y),
-                 "dask-memory": lambda: sufficient_statistics(Xd, yd, (-1.0, 1.0), bounds_y)}
+        calls = {
+            "numpy": lambda: sufficient_statistics(X, y, (-1.0, 1.0), bounds_y),
+            "dask-memory": lambda: sufficient_statistics(Xd, yd, (-1.0, 1.0), bounds_y),
+        }
     elif mode == "generated":
         counter = []
         X, y = _generated(n, p, int(args["chunk"]), seed, counter)

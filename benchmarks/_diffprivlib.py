@@ -75,8 +75,10 @@ def _ensure_venv(create, log):
             return None, f"its environment could not be built (`{' '.join(cmd[:4])} ...` failed: {exc})"
         if res.returncode != 0:
             tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
-            return None, (f"pip could not install it (`{' '.join(cmd[2:5])} ...` exited with "
-                          f"{res.returncode}: {' / '.join(tail)})")
+            return None, (
+                f"pip could not install it (`{' '.join(cmd[2:5])} ...` exited with "
+                f"{res.returncode}: {' / '.join(tail)})"
+            )
     (venv / _MARKER).write_text(json.dumps({"requirements": REQUIREMENTS}), encoding="utf-8")
     return py, f"created `{venv}` in this run"
 
@@ -87,10 +89,15 @@ class DiffprivlibWorker:
     def __init__(self, python, note):
         self.note = note
         self.tmp = Path(tempfile.mkdtemp(prefix="knorm-bench-dpl-"))
-        self._err = open(self.tmp / "worker.stderr", "w+", encoding="utf-8")  # noqa: SIM115
+        self._err = open(self.tmp / "worker.stderr", "w+", encoding="utf-8")
         self._proc = subprocess.Popen(
-            [str(python), "-u", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-            text=True, env=_clean_env(), cwd=self.tmp,
+            [str(python), "-u", str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            text=True,
+            env=_clean_env(),
+            cwd=self.tmp,
         )
         self._n = 0
         self.versions = self.call({"cmd": "versions"})
@@ -124,17 +131,32 @@ class DiffprivlibWorker:
         """(len(epsilons), repeats, 1 + p) array of (intercept, coef...) and the warning counts."""
         self._n += 1
         out = self.tmp / f"coefs_{self._n}.npy"
-        reply = self.call({"cmd": "coefs", "model": model, "data": data, "params": params,
-                           "epsilons": [float(e) for e in epsilons], "repeats": int(repeats), "seed": int(seed),
-                           "out": str(out)})
+        reply = self.call(
+            {
+                "cmd": "coefs",
+                "model": model,
+                "data": data,
+                "params": params,
+                "epsilons": [float(e) for e in epsilons],
+                "repeats": int(repeats),
+                "seed": int(seed),
+                "out": str(out),
+            }
+        )
         arr = np.load(out)
         out.unlink()
         return arr, reply["warnings"]
 
     def time_fit(self, model, data, params, epsilon, number, rows=None):
         """Seconds per fit on the first ``rows`` rows, measured inside the worker."""
-        cmd = {"cmd": "time", "model": model, "data": data, "params": params, "epsilon": float(epsilon),
-               "number": int(number)}
+        cmd = {
+            "cmd": "time",
+            "model": model,
+            "data": data,
+            "params": params,
+            "epsilon": float(epsilon),
+            "number": int(number),
+        }
         if rows is not None:
             cmd["rows"] = int(rows)
         return self.call(cmd)["seconds_per_fit"]
@@ -171,5 +193,7 @@ def start_worker(config):
 
 def versions_line(worker):
     v = worker.versions
-    return (f"diffprivlib {v['diffprivlib']} with scikit-learn {v['sklearn']}, numpy {v['numpy']}, "
-            f"scipy {v['scipy']} (Python {v['python']})")
+    return (
+        f"diffprivlib {v['diffprivlib']} with scikit-learn {v['sklearn']}, numpy {v['numpy']}, "
+        f"scipy {v['scipy']} (Python {v['python']})"
+    )

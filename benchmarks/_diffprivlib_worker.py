@@ -47,12 +47,23 @@ def _estimator(model, params, epsilon, seed):
     if model == "linear":
         bx = (np.asarray(params["bounds_X"][0], float), np.asarray(params["bounds_X"][1], float))
         by = (float(params["bounds_y"][0]), float(params["bounds_y"][1]))
-        return LinearRegression(epsilon=epsilon, bounds_X=bx, bounds_y=by, fit_intercept=params["fit_intercept"],
-                                random_state=seed, accountant=acc)
+        return LinearRegression(
+            epsilon=epsilon,
+            bounds_X=bx,
+            bounds_y=by,
+            fit_intercept=params["fit_intercept"],
+            random_state=seed,
+            accountant=acc,
+        )
     if model == "logistic":
         # C, tol and max_iter are left at diffprivlib's defaults (1.0, 1e-4, 100).
-        return LogisticRegression(epsilon=epsilon, data_norm=float(params["data_norm"]),
-                                  fit_intercept=params["fit_intercept"], random_state=seed, accountant=acc)
+        return LogisticRegression(
+            epsilon=epsilon,
+            data_norm=float(params["data_norm"]),
+            fit_intercept=params["fit_intercept"],
+            random_state=seed,
+            accountant=acc,
+        )
     raise ValueError(f"unknown model {model!r}")
 
 
@@ -98,8 +109,13 @@ def _handle(cmd):
         import scipy
         import sklearn
 
-        return {"diffprivlib": diffprivlib.__version__, "sklearn": sklearn.__version__, "numpy": np.__version__,
-                "scipy": scipy.__version__, "python": sys.version.split()[0]}
+        return {
+            "diffprivlib": diffprivlib.__version__,
+            "sklearn": sklearn.__version__,
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "python": sys.version.split()[0],
+        }
     if kind == "load":
         t0 = time.perf_counter()
         DATA[cmd["name"]] = (np.load(cmd["X"]), np.load(cmd["y"]))

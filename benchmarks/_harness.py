@@ -211,8 +211,12 @@ def machine_info():
         ("numpy", np.__version__),
         ("scipy", scipy.__version__),
         ("Bit generator", f"{type(np.random.default_rng().bit_generator).__name__} (np.random.default_rng)"),
-        ("knorm", f"{knorm.__version__} from `{Path(knorm.__file__).resolve().parent.relative_to(REPO_ROOT)}`"
-         if Path(knorm.__file__).resolve().is_relative_to(REPO_ROOT) else f"{knorm.__version__} from {knorm.__file__}"),
+        (
+            "knorm",
+            f"{knorm.__version__} from `{Path(knorm.__file__).resolve().parent.relative_to(REPO_ROOT)}`"
+            if Path(knorm.__file__).resolve().is_relative_to(REPO_ROOT)
+            else f"{knorm.__version__} from {knorm.__file__}",
+        ),
         ("Git revision", _git_revision()),
     ]
 

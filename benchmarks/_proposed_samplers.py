@@ -44,7 +44,7 @@ _EXP_SUM_MAX_SHAPE = 4
 # l1, l_inf and l_p were adopted by the library: they and the helpers come from there.
 from knorm.noise import samplers as _lib  # noqa: E402
 from knorm.noise.samplers import _scale_rows as _scale_rows_  # noqa: E402
-from knorm.noise.samplers import laplace_noise, linf_noise  # noqa: E402,F401
+from knorm.noise.samplers import laplace_noise, linf_noise  # noqa: E402
 
 
 def _standard_gamma_half(k2, n, rng):

@@ -30,8 +30,14 @@ MEMORY_LIMIT = 2 * 1024**3
 def _run_worker(mode, args, timeout=1800):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT / "src")
-    res = subprocess.run([sys.executable, str(WORKER), mode, json.dumps(args)], env=env, capture_output=True,
-                         text=True, timeout=timeout, cwd=REPO_ROOT)
+    res = subprocess.run(
+        [sys.executable, str(WORKER), mode, json.dumps(args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
+    )
     if res.returncode != 0:
         raise RuntimeError(f"_dask_worker.py {mode} failed:\n{res.stderr[-3000:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -73,17 +79,54 @@ def run(config):
     mem_peak = [_gib(mem["peak_rss"]), _gib(mem["peak_rss_sampled"]), _gib(mem["rss_after_imports"]), "—"]
     big_peak = [_gib(big["peak_rss"]), _gib(big["peak_rss_sampled"]), _gib(big["rss_after_imports"]), under]
     rows = [
-        ["numpy path, in memory", f"{n_mem:,}", "2^17 (internal)", "—", len(t_np), fmt_seconds(np.median(t_np)),
-         spread(t_np), fmt_rate(numpy_rate), "1.00x", *mem_peak],
-        ["Dask array (`da.from_array`) of the same in-memory data", f"{n_mem:,}", f"{chunk:,}", "threads (2)",
-         len(t_dm), fmt_seconds(np.median(t_dm)), spread(t_dm), fmt_rate(n_mem / np.median(t_dm)),
-         fmt_ratio(float(np.median(t_np / t_dm))), *mem_peak],
-        ["Dask, generated per block, out of core: `sufficient_statistics` (incl. generation)", f"{n_big:,}",
-         f"{chunk:,}", "threads (2)", len(t_st), fmt_seconds(np.median(t_st)), spread(t_st),
-         fmt_rate(n_big / np.median(t_st)), fmt_ratio(n_big / np.median(t_st) / numpy_rate) + " *", *big_peak],
-        ["Dask, generated per block, out of core: generation only", f"{n_big:,}", f"{chunk:,}", "threads (2)",
-         len(t_gen), fmt_seconds(np.median(t_gen)), spread(t_gen), fmt_rate(n_big / np.median(t_gen)),
-         fmt_ratio(n_big / np.median(t_gen) / numpy_rate) + " *", *big_peak],
+        [
+            "numpy path, in memory",
+            f"{n_mem:,}",
+            "2^17 (internal)",
+            "—",
+            len(t_np),
+            fmt_seconds(np.median(t_np)),
+            spread(t_np),
+            fmt_rate(numpy_rate),
+            "1.00x",
+            *mem_peak,
+        ],
+        [
+            "Dask array (`da.from_array`) of the same in-memory data",
+            f"{n_mem:,}",
+            f"{chunk:,}",
+            "threads (2)",
+            len(t_dm),
+            fmt_seconds(np.median(t_dm)),
+            spread(t_dm),
+            fmt_rate(n_mem / np.median(t_dm)),
+            fmt_ratio(float(np.median(t_np / t_dm))),
+            *mem_peak,
+        ],
+        [
+            "Dask, generated per block, out of core: `sufficient_statistics` (incl. generation)",
+            f"{n_big:,}",
+            f"{chunk:,}",
+            "threads (2)",
+            len(t_st),
+            fmt_seconds(np.median(t_st)),
+            spread(t_st),
+            fmt_rate(n_big / np.median(t_st)),
+            fmt_ratio(n_big / np.median(t_st) / numpy_rate) + " *",
+            *big_peak,
+        ],
+        [
+            "Dask, generated per block, out of core: generation only",
+            f"{n_big:,}",
+            f"{chunk:,}",
+            "threads (2)",
+            len(t_gen),
+            fmt_seconds(np.median(t_gen)),
+            spread(t_gen),
+            fmt_rate(n_big / np.median(t_gen)),
+            fmt_ratio(n_big / np.median(t_gen) / numpy_rate) + " *",
+            *big_peak,
+        ],
     ]
     notes = []
     if dup > 1.01:
@@ -98,23 +141,42 @@ def run(config):
             "read from storage would be read twice for the same reason. Left for the owners of src/ (not changed "
             "here)."
         )
-    headers = ["run", "rows", "rows per block", "scheduler", "repeats", "median time", "range", "rows/s",
-               "rows/s vs numpy path", "peak RSS (VmHWM)", "peak RSS (sampled)", "RSS after imports",
-               "peak < 2 GiB"]
+    headers = [
+        "run",
+        "rows",
+        "rows per block",
+        "scheduler",
+        "repeats",
+        "median time",
+        "range",
+        "rows/s",
+        "rows/s vs numpy path",
+        "peak RSS (VmHWM)",
+        "peak RSS (sampled)",
+        "RSS after imports",
+        "peak < 2 GiB",
+    ]
     table = md_table(headers, rows, "lrrlrrrrrrrrl")
     # Seconds per row of the statistics alone: the out-of-core time minus the generations it ran.
     per_row = np.median(t_st) / n_big - dup * np.median(t_gen) / n_big
     stats_only = 1.0 / per_row if per_row > 0 else float("nan")
     note_txt = ("\n\n" + "\n\n".join(notes)) if notes else ""
-    basis = (f"{dup:.0f} x the generation-only time, since each statistics pass generates every block "
-             f"{dup:.0f} time(s)" if dup > 1.01 else "the generation-only time")
+    basis = (
+        f"{dup:.0f} x the generation-only time, since each statistics pass generates every block {dup:.0f} time(s)"
+        if dup > 1.01
+        else "the generation-only time"
+    )
     if np.isfinite(stats_only):
-        split = (f"Subtracting the generation time ({basis}) from the out-of-core time leaves about "
-                 f"{fmt_rate(stats_only)} rows/s for the statistics alone (a rough split: generation and reduction "
-                 "share the 2 cores), to compare with the Dask in-memory row.")
+        split = (
+            f"Subtracting the generation time ({basis}) from the out-of-core time leaves about "
+            f"{fmt_rate(stats_only)} rows/s for the statistics alone (a rough split: generation and reduction "
+            "share the 2 cores), to compare with the Dask in-memory row."
+        )
     else:
-        split = (f"The generation time ({basis}) is not smaller than the out-of-core time here, so the two cannot "
-                 "be separated (they overlap on the 2 cores).")
+        split = (
+            f"The generation time ({basis}) is not smaller than the out-of-core time here, so the two cannot "
+            "be separated (they overlap on the 2 cores)."
+        )
     return f"""`sufficient_statistics(X, y, bounds_X=(-1, 1), bounds_y=(-10, 10))` with p = {P}: X uniform on
 [-1, 1]^{P}, y = X beta + N(0, 1), beta evenly spaced in [-1, 1] (nothing is clipped). Dask {dask.__version__}
 with the **threaded scheduler, 2 workers** (`dask.config.set(scheduler="threads", num_workers=2)`; the

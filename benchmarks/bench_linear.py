@@ -59,13 +59,29 @@ def _fit_time(config):
         for m, model in models.items():
             ratio = float(np.median(t[m] / t["sklearn"]))
             ok = "meets" if ratio <= 1.5 else "**misses**"
-            rows.append([
-                n, p, f"'{m}' ({model.mechanism_})", fmt_seconds(np.median(t["sklearn"])),
-                fmt_seconds(np.median(t[m])), fmt_ratio(ratio), fmt_seconds(cold[m]), ok,
-            ])
+            rows.append(
+                [
+                    n,
+                    p,
+                    f"'{m}' ({model.mechanism_})",
+                    fmt_seconds(np.median(t["sklearn"])),
+                    fmt_seconds(np.median(t[m])),
+                    fmt_ratio(ratio),
+                    fmt_seconds(cold[m]),
+                    ok,
+                ]
+            )
         config.log(f"  fit time p={p} done")
-    headers = ["n", "p", "mechanism", "sklearn fit", "knorm fit (warm)", "ratio", "knorm first fit (cold)",
-               "<= 1.5x (warm)"]
+    headers = [
+        "n",
+        "p",
+        "mechanism",
+        "sklearn fit",
+        "knorm fit (warm)",
+        "ratio",
+        "knorm first fit (cold)",
+        "<= 1.5x (warm)",
+    ]
     table = md_table(headers, rows, "rrlrrrrl")
     return (
         "### Fit time\n\n"
@@ -163,14 +179,30 @@ def _gains(config):
                 err[pp] = np.array(e)
             mp, me = np.median(err["pinv"]), np.median(err["eigen"])
             better = np.mean(err["eigen"] < err["pinv"] * (1 - 1e-9))
-            rows.append([
-                label, f"{eps:g}", model.mechanism_, f"{np.linalg.norm(ref):.3g}", f"{mp:.3g}", f"{me:.3g}",
-                fmt_ratio(mp / me), f"{np.mean(floored):.2f}", f"{better:.2f}",
-            ])
+            rows.append(
+                [
+                    label,
+                    f"{eps:g}",
+                    model.mechanism_,
+                    f"{np.linalg.norm(ref):.3g}",
+                    f"{mp:.3g}",
+                    f"{me:.3g}",
+                    fmt_ratio(mp / me),
+                    f"{np.mean(floored):.2f}",
+                    f"{better:.2f}",
+                ]
+            )
         config.log(f"  gains: {label} done")
     headers = [
-        "data", "eps", "mechanism ('auto')", "norm of OLS fit", "median error 'pinv'", "median error 'eigen'",
-        "pinv / eigen", "floor binds", "eigen better",
+        "data",
+        "eps",
+        "mechanism ('auto')",
+        "norm of OLS fit",
+        "median error 'pinv'",
+        "median error 'eigen'",
+        "pinv / eigen",
+        "floor binds",
+        "eigen better",
     ]
     table = md_table(headers, rows, "lrlrrrrrr")
     return (
@@ -180,14 +212,16 @@ def _gains(config):
         "0.9-quantile of the spectral norm of its noise under the public noise law; it equals 'pinv' whenever every "
         "eigenvalue is above tau. `floor binds`: share of draws where it raised at least one eigenvalue "
         "(`n_floored_ > 0`); `eigen better`: share of draws where its error is smaller. An error above the norm of "
-        "the OLS fit is worse than reporting zero. Simulation: paper Algorithm \"Simulate Confidence Coverage\" "
+        'the OLS fit is worse than reporting zero. Simulation: paper Algorithm "Simulate Confidence Coverage" '
         "(p = 5, beta = (0, -1.5, -0.75, 0, 0.75, 1.5), X uniform on [-1, 1], Y ~ N(X beta, 1)), with the public "
         "response bound |y| <= sum |beta| + 4 = 8.5. Housing: California housing "
         "(Pace & Barry 1997) prepared as in the paper's Section 5.3: logs of rooms, bedrooms, population, households, "
         "income and the response median_house_value, every numeric column truncated at its 1e-4 and 1 - 1e-4 quantiles "
         "(not private, as in the paper) and mapped onto [-1, 1], ocean_proximity one-hot against '<1H OCEAN' (p = 12), "
         "rows with a missing total_bedrooms dropped; errors are in those [-1, 1] units, as in the paper's Figure."
-        + note + "\n\n" + table
+        + note
+        + "\n\n"
+        + table
     )
 
 

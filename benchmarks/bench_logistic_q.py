@@ -117,6 +117,5 @@ def run(config):
         "seeds, so differences under ~5 % are noise, and auto's q is not on the oracle's grid.\n\n"
         + acc
         + "\n\nFit time (`fit`, including validation and clipping) against scikit-learn's `LogisticRegression(C=inf)` "
-        "(lbfgs, unpenalised), both without intercept, eps = 1:\n\n"
-        + timing
+        "(lbfgs, unpenalised), both without intercept, eps = 1:\n\n" + timing
     )

@@ -54,8 +54,11 @@ def _linear_cases(config):
     rng = config.rng("peers", "linear-sim")
     X = rng.uniform(-1, 1, size=(n, 5))
     y = X @ BETA_LIN + rng.standard_normal(n)
-    cases = [dict(name=f"simulation (p = 5, n = {n:,})", X=X, y=y, bounds_X=(-1.0, 1.0),
-                  bounds_y=(-BOUND_Y_LIN, BOUND_Y_LIN))]
+    cases = [
+        dict(
+            name=f"simulation (p = 5, n = {n:,})", X=X, y=y, bounds_X=(-1.0, 1.0), bounds_y=(-BOUND_Y_LIN, BOUND_Y_LIN)
+        )
+    ]
     notes = []
     from knorm.experiments.data import HOUSING_LOG, HOUSING_TARGET, housing_path, prepare_regression_data
 
@@ -64,8 +67,15 @@ def _linear_cases(config):
         notes.append("Housing rows skipped: `../shared/data/california_housing.csv` not found.")
     else:
         d = prepare_regression_data(path, HOUSING_TARGET, log_columns=HOUSING_LOG)
-        cases.append(dict(name=f"housing (p = {d.X.shape[1]}, n = {len(d.y):,})", X=d.X, y=d.y,
-                          bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)))
+        cases.append(
+            dict(
+                name=f"housing (p = {d.X.shape[1]}, n = {len(d.y):,})",
+                X=d.X,
+                y=d.y,
+                bounds_X=(-1.0, 1.0),
+                bounds_y=(-1.0, 1.0),
+            )
+        )
     return cases, notes
 
 
@@ -79,8 +89,18 @@ def _logistic_cases(config):
 
     X, y = draw(n)
     Xt, yt = draw(n)
-    cases = [dict(name=f"simulation (m = 7, n = {n:,})", X=X, y=y, Xt=Xt, yt=yt, bounds_X=(-1.0, 1.0),
-                  fit_intercept=False, data_norm=math.sqrt(7.0))]
+    cases = [
+        dict(
+            name=f"simulation (m = 7, n = {n:,})",
+            X=X,
+            y=y,
+            Xt=Xt,
+            yt=yt,
+            bounds_X=(-1.0, 1.0),
+            fit_intercept=False,
+            data_norm=math.sqrt(7.0),
+        )
+    ]
     notes = []
     if not BANKNOTE.exists():
         notes.append(f"Banknote rows skipped: `{BANKNOTE}` not found.")
@@ -91,8 +111,18 @@ def _logistic_cases(config):
         X, y = D[:, :4], D[:, 4].astype(int)
         X, Xt, y, yt = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
         B = BANKNOTE_BOUND
-        cases.append(dict(name=f"banknote (p = 4, n = {len(y):,} train / {len(yt):,} test)", X=X, y=y, Xt=Xt,
-                          yt=yt, bounds_X=(-B, B), fit_intercept=True, data_norm=math.sqrt(4 * B * B)))
+        cases.append(
+            dict(
+                name=f"banknote (p = 4, n = {len(y):,} train / {len(yt):,} test)",
+                X=X,
+                y=y,
+                Xt=Xt,
+                yt=yt,
+                bounds_X=(-B, B),
+                fit_intercept=True,
+                data_norm=math.sqrt(4 * B * B),
+            )
+        )
     return cases, notes
 
 
@@ -172,7 +202,7 @@ def _comment(rel, dpl_err, ref_norm):
 
 
 def _fmt_warnings(name, w):
-    return f"{name}: " + ", ".join(f"{k} x {v['count']} (\"{v['first']}\")" for k, v in w.items())
+    return f"{name}: " + ", ".join(f'{k} x {v["count"]} ("{v["first"]}")' for k, v in w.items())
 
 
 def _dpl_block(worker, model, case, params, eps_list, reps, seed):
@@ -209,40 +239,88 @@ def _linear(config, worker, reps, grid):
         err_p = np.linalg.norm(_knorm_coefs(config, plain, X, y, grid, reps, ("lin", ci, "plain")) - ref, axis=-1)
         med_d, med_p = np.median(err_d, axis=1), np.median(err_p, axis=1)
         p = X.shape[1]
-        params = dict(bounds_X=[[case["bounds_X"][0]] * p, [case["bounds_X"][1]] * p],
-                      bounds_y=list(case["bounds_y"]), fit_intercept=True)
+        params = dict(
+            bounds_X=[[case["bounds_X"][0]] * p, [case["bounds_X"][1]] * p],
+            bounds_y=list(case["bounds_y"]),
+            fit_intercept=True,
+        )
         dpl, w = _dpl_block(worker, "linear", case, params, DPL_EPS_LINEAR, reps, config.seed + 11 * ci)
         if w:
             warn_notes.append(_fmt_warnings(f"linear, {case['name']}", w))
         med_dpl = np.median(np.linalg.norm(dpl - ref, axis=-1), axis=1) if dpl is not None else None
-        curves.append(dict(name=f"linear, {case['name']}", grid=grid, knorm=med_d, knorm_alt=med_p,
-                           alt_label="knorm linf + pinv (paper)", dpl=med_dpl, dpl_eps=DPL_EPS_LINEAR,
-                           default_label=f"knorm default ({mech}, eigen)"))
+        curves.append(
+            dict(
+                name=f"linear, {case['name']}",
+                grid=grid,
+                knorm=med_d,
+                knorm_alt=med_p,
+                alt_label="knorm linf + pinv (paper)",
+                dpl=med_dpl,
+                dpl_eps=DPL_EPS_LINEAR,
+                default_label=f"knorm default ({mech}, eigen)",
+            )
+        )
         config.log(f"  peers linear: {case['name']} done")
         for j, eps in enumerate(DPL_EPS_LINEAR):
             g = int(np.argmin(np.abs(grid - eps)))
-            row = [case["name"], _eps_label(eps), f"{np.linalg.norm(ref):.3g}", f"{med_d[g]:.3g}", f"{med_p[g]:.3g}",
-                   f"{med_p[g] / med_d[g]:.2f}"]
+            row = [
+                case["name"],
+                _eps_label(eps),
+                f"{np.linalg.norm(ref):.3g}",
+                f"{med_d[g]:.3g}",
+                f"{med_p[g]:.3g}",
+                f"{med_p[g] / med_d[g]:.2f}",
+            ]
             if med_dpl is not None:
                 ek, rel = _match(grid, med_d, med_dpl[j])
                 ek_p, rel_p = _match(grid, med_p, med_dpl[j])
                 ratio = _ratio_value(ek, rel, eps)
                 ok = "meets" if ratio <= 0.5 else "**misses**"
-                row += [f"{med_dpl[j]:.3g}", f"{med_dpl[j] / med_d[g]:.3g}", _fmt_ratio(ek, rel, eps),
-                        _fmt_ratio(ek_p, rel_p, eps), ok]
-                checks.append(("linear: eps ratio <= 0.5", case["name"], _eps_label(eps), _fmt_ratio(ek, rel, eps),
-                               ratio <= 0.5, _comment(rel, med_dpl[j], np.linalg.norm(ref))))
+                row += [
+                    f"{med_dpl[j]:.3g}",
+                    f"{med_dpl[j] / med_d[g]:.3g}",
+                    _fmt_ratio(ek, rel, eps),
+                    _fmt_ratio(ek_p, rel_p, eps),
+                    ok,
+                ]
+                checks.append(
+                    (
+                        "linear: eps ratio <= 0.5",
+                        case["name"],
+                        _eps_label(eps),
+                        _fmt_ratio(ek, rel, eps),
+                        ratio <= 0.5,
+                        _comment(rel, med_dpl[j], np.linalg.norm(ref)),
+                    )
+                )
             else:
                 row += ["—"] * 5
             if eps == 4.0 and case["name"].startswith("housing"):
                 ok4 = med_d[g] <= 0.5 * med_p[g]
-                checks.append(("housing: default error <= 1/2 of linf + pinv (paper)", case["name"], "4",
-                               f"{med_d[g]:.3g} vs {med_p[g]:.3g} (ratio {med_d[g] / med_p[g]:.2f})", ok4,
-                               "both above the norm of the OLS fit" if med_d[g] > np.linalg.norm(ref) else ""))
+                checks.append(
+                    (
+                        "housing: default error <= 1/2 of linf + pinv (paper)",
+                        case["name"],
+                        "4",
+                        f"{med_d[g]:.3g} vs {med_p[g]:.3g} (ratio {med_d[g] / med_p[g]:.2f})",
+                        ok4,
+                        "both above the norm of the OLS fit" if med_d[g] > np.linalg.norm(ref) else "",
+                    )
+                )
             rows.append(row)
-    headers = ["data", "eps", "norm of OLS fit", "knorm default", "knorm linf + pinv", "(linf + pinv) / default",
-               "diffprivlib", "diffprivlib / default", "eps ratio (default)", "eps ratio (linf + pinv)",
-               "ratio <= 0.5"]
+    headers = [
+        "data",
+        "eps",
+        "norm of OLS fit",
+        "knorm default",
+        "knorm linf + pinv",
+        "(linf + pinv) / default",
+        "diffprivlib",
+        "diffprivlib / default",
+        "eps ratio (default)",
+        "eps ratio (linf + pinv)",
+        "ratio <= 0.5",
+    ]
     return md_table(headers, rows, "lrrrrrrrrrl"), curves, checks, notes, warn_notes
 
 
@@ -283,10 +361,22 @@ def _logistic(config, worker, reps, grid):
             acc_dpl = np.median(_accuracy(dpl, Xt, yt), axis=1)
         else:
             med_dpl = acc_dpl = None
-        curves.append(dict(name=f"logistic, {case['name']}", grid=grid, knorm=med_a, knorm_alt=med_h,
-                           alt_label="knorm q = 1/2 (paper)", dpl=med_dpl, dpl_eps=DPL_EPS_LOGISTIC,
-                           default_label="knorm default (linf, q = auto)", acc=acc_a, acc_alt=acc_h,
-                           acc_dpl=acc_dpl, acc_sk=acc_sk))
+        curves.append(
+            dict(
+                name=f"logistic, {case['name']}",
+                grid=grid,
+                knorm=med_a,
+                knorm_alt=med_h,
+                alt_label="knorm q = 1/2 (paper)",
+                dpl=med_dpl,
+                dpl_eps=DPL_EPS_LOGISTIC,
+                default_label="knorm default (linf, q = auto)",
+                acc=acc_a,
+                acc_alt=acc_h,
+                acc_dpl=acc_dpl,
+                acc_sk=acc_sk,
+            )
+        )
         config.log(f"  peers logistic: {case['name']} done")
         for j, eps in enumerate(DPL_EPS_LOGISTIC):
             g = int(np.argmin(np.abs(grid - eps)))
@@ -301,32 +391,79 @@ def _logistic(config, worker, reps, grid):
                 # Near the majority-class rate, accuracy is chance and says nothing either.
                 saturated = acc_dpl[j] >= acc_sk - 0.005
                 chance = acc_dpl[j] <= majority + 0.02
-                acc_ratio = ("— (saturated)" if saturated else "— (chance level)" if chance
-                             else _fmt_ratio(ea, rel_acc, eps))
+                acc_ratio = (
+                    "— (saturated)" if saturated else "— (chance level)" if chance else _fmt_ratio(ea, rel_acc, eps)
+                )
                 row += [f"{med_dpl[j]:.3g}", _fmt_ratio(ek, rel, eps), _fmt_ratio(ek_h, rel_h, eps), acc_ratio]
                 ref_n = np.linalg.norm(ref)
-                checks.append(("logistic: default error <= diffprivlib's (equal eps)", case["name"], _eps_label(eps),
-                               f"{med_a[g]:.3g} vs {med_dpl[j]:.3g}", not_worse,
-                               "errors near the norm of the MLE: see accuracy" if med_a[g] > 0.8 * ref_n else ""))
+                checks.append(
+                    (
+                        "logistic: default error <= diffprivlib's (equal eps)",
+                        case["name"],
+                        _eps_label(eps),
+                        f"{med_a[g]:.3g} vs {med_dpl[j]:.3g}",
+                        not_worse,
+                        "errors near the norm of the MLE: see accuracy" if med_a[g] > 0.8 * ref_n else "",
+                    )
+                )
                 if not (saturated or chance):
-                    checks.append(("logistic (by accuracy): default accuracy >= diffprivlib's (equal eps)",
-                                   case["name"], _eps_label(eps), f"{acc_a[g]:.3f} vs {acc_dpl[j]:.3f}",
-                                   acc_a[g] >= acc_dpl[j], ""))
+                    checks.append(
+                        (
+                            "logistic (by accuracy): default accuracy >= diffprivlib's (equal eps)",
+                            case["name"],
+                            _eps_label(eps),
+                            f"{acc_a[g]:.3f} vs {acc_dpl[j]:.3f}",
+                            acc_a[g] >= acc_dpl[j],
+                            "",
+                        )
+                    )
                 if eps <= 0.25:
-                    checks.append(("logistic: eps ratio <= 0.6 (eps <= 1/4)", case["name"], _eps_label(eps),
-                                   _fmt_ratio(ek, rel, eps), ratio <= 0.6, _comment(rel, med_dpl[j], ref_n)))
+                    checks.append(
+                        (
+                            "logistic: eps ratio <= 0.6 (eps <= 1/4)",
+                            case["name"],
+                            _eps_label(eps),
+                            _fmt_ratio(ek, rel, eps),
+                            ratio <= 0.6,
+                            _comment(rel, med_dpl[j], ref_n),
+                        )
+                    )
                     if not (saturated or chance):
                         r_acc = _ratio_value(ea, rel_acc, eps)
-                        checks.append(("logistic (by accuracy): eps ratio <= 0.6 (eps <= 1/4)", case["name"],
-                                       _eps_label(eps), acc_ratio, r_acc <= 0.6, ""))
+                        checks.append(
+                            (
+                                "logistic (by accuracy): eps ratio <= 0.6 (eps <= 1/4)",
+                                case["name"],
+                                _eps_label(eps),
+                                acc_ratio,
+                                r_acc <= 0.6,
+                                "",
+                            )
+                        )
             else:
                 row += ["—"] * 4
-            row += [f"{acc_sk:.3f}", f"{acc_a[g]:.3f}", f"{acc_h[g]:.3f}",
-                    f"{acc_dpl[j]:.3f}" if acc_dpl is not None else "—"]
+            row += [
+                f"{acc_sk:.3f}",
+                f"{acc_a[g]:.3f}",
+                f"{acc_h[g]:.3f}",
+                f"{acc_dpl[j]:.3f}" if acc_dpl is not None else "—",
+            ]
             rows.append(row)
-    headers = ["data", "eps", "norm of MLE", "knorm default", "knorm q = 1/2", "diffprivlib",
-               "eps ratio (default)", "eps ratio (q = 1/2)", "eps ratio by accuracy (default)", "accuracy: sklearn",
-               "knorm default", "knorm q = 1/2", "diffprivlib"]
+    headers = [
+        "data",
+        "eps",
+        "norm of MLE",
+        "knorm default",
+        "knorm q = 1/2",
+        "diffprivlib",
+        "eps ratio (default)",
+        "eps ratio (q = 1/2)",
+        "eps ratio by accuracy (default)",
+        "accuracy: sklearn",
+        "knorm default",
+        "knorm q = 1/2",
+        "diffprivlib",
+    ]
     return md_table(headers, rows, "lrrrrrrrrrrrr"), curves, checks, notes, warn_notes
 
 
@@ -363,7 +500,7 @@ def _figure(config, curves):
         ax.set_xlabel("epsilon")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in axes.ravel()[len(panels):]:
+    for ax in axes.ravel()[len(panels) :]:
         ax.axis("off")
     fig.tight_layout()
     path = config.figures_dir / "peers_utility.png"
@@ -391,16 +528,23 @@ def run(config):
             worker.close()
     figure = _figure(config, curves_l + curves_g)
     if worker is None:
-        peer = (f"**diffprivlib was not run: {note}.** Only knorm and scikit-learn are compared below; the eps-ratio "
-                "columns and target checks are empty.")
+        peer = (
+            f"**diffprivlib was not run: {note}.** Only knorm and scikit-learn are compared below; the eps-ratio "
+            "columns and target checks are empty."
+        )
     else:
-        peer = (f"diffprivlib: {dpl_line}, in an isolated virtual environment ({note}; "
-                f"`pip install {' '.join(repr(r) for r in REQUIREMENTS)}`), driven as a subprocess "
-                "(`benchmarks/_diffprivlib_worker.py`); knorm never imports it.")
+        peer = (
+            f"diffprivlib: {dpl_line}, in an isolated virtual environment ({note}; "
+            f"`pip install {' '.join(repr(r) for r in REQUIREMENTS)}`), driven as a subprocess "
+            "(`benchmarks/_diffprivlib_worker.py`); knorm never imports it."
+        )
     checks = checks_l + checks_g
     if checks:
-        summary = md_table(["target", "data", "eps", "value", "status", "note"],
-                           [[t, d, e, v, "met" if ok else "**missed**", c] for t, d, e, v, ok, c in checks], "lllrll")
+        summary = md_table(
+            ["target", "data", "eps", "value", "status", "note"],
+            [[t, d, e, v, "met" if ok else "**missed**", c] for t, d, e, v, ok, c in checks],
+            "lllrll",
+        )
     else:
         summary = "(no target checks: diffprivlib was not run)"
     warn = ""

@@ -65,8 +65,12 @@ def _row(label, n, t, number):
     row = [label, f"{n:,}", fmt_seconds(np.median(sk)), fmt_seconds(np.median(kn))]
     if "diffprivlib" in t:
         dp = t["diffprivlib"]
-        row += [fmt_seconds(np.median(dp)), fmt_ratio(float(np.median(kn / sk))), fmt_ratio(float(np.median(dp / sk))),
-                fmt_ratio(float(np.median(kn / dp)))]
+        row += [
+            fmt_seconds(np.median(dp)),
+            fmt_ratio(float(np.median(kn / sk))),
+            fmt_ratio(float(np.median(dp / sk))),
+            fmt_ratio(float(np.median(kn / dp))),
+        ]
     else:
         row += ["—", fmt_ratio(float(np.median(kn / sk))), "—", "—"]
     row.append(f"{len(sk)} x {number['knorm']}")
@@ -93,8 +97,10 @@ def _linear(config, worker):
         for n in sizes:
             Xn, yn = X[:n], y[:n]
             knorm = LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-BOUND_Y, BOUND_Y), random_state=0)
-            calls = {"sklearn": lambda Xn=Xn, yn=yn: SkLinearRegression().fit(Xn, yn),
-                     "knorm": lambda Xn=Xn, yn=yn, m=knorm: m.fit(Xn, yn)}
+            calls = {
+                "sklearn": lambda Xn=Xn, yn=yn: SkLinearRegression().fit(Xn, yn),
+                "knorm": lambda Xn=Xn, yn=yn, m=knorm: m.fit(Xn, yn),
+            }
             dpl = None if worker is None else (lambda k, n=n: worker.time_fit("linear", "lin", params, 1.0, k, rows=n))
             repeats = min(config.repeats, 3) if n >= 10**7 else min(config.repeats, 5) if n >= 10**6 else config.repeats
             t, number = _bench(config, calls, dpl, repeats)
@@ -127,7 +133,9 @@ def _logistic(config, worker):
             knorm = LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), fit_intercept=False, random_state=0)
             sk = SkLogisticRegression(C=np.inf, fit_intercept=False)
             calls = {"sklearn": lambda Xn=Xn, yn=yn: sk.fit(Xn, yn), "knorm": lambda Xn=Xn, yn=yn: knorm.fit(Xn, yn)}
-            dpl = None if worker is None else (lambda k, n=n: worker.time_fit("logistic", "log", params, 1.0, k, rows=n))
+            dpl = (
+                None if worker is None else (lambda k, n=n: worker.time_fit("logistic", "log", params, 1.0, k, rows=n))
+            )
             t, number = _bench(config, calls, dpl, config.repeats)
             rows.append(_row("logistic", n, t, number))
             config.log(f"  logistic n={n:,} timed")
@@ -159,10 +167,21 @@ def run(config):
     if worker is None:
         peer = f"**diffprivlib was not run: {note}.** Only knorm and scikit-learn are timed."
     else:
-        peer = (f"diffprivlib: {dpl_line}, in an isolated virtual environment ({note}), timed inside its worker "
-                "process (`benchmarks/_diffprivlib_worker.py`) with `time.perf_counter` around the fits only.")
-    headers = ["model", "n", "sklearn fit", "knorm fit", "diffprivlib fit", "knorm / sklearn",
-               "diffprivlib / sklearn", "knorm / diffprivlib", "repeats x fits"]
+        peer = (
+            f"diffprivlib: {dpl_line}, in an isolated virtual environment ({note}), timed inside its worker "
+            "process (`benchmarks/_diffprivlib_worker.py`) with `time.perf_counter` around the fits only."
+        )
+    headers = [
+        "model",
+        "n",
+        "sklearn fit",
+        "knorm fit",
+        "diffprivlib fit",
+        "knorm / sklearn",
+        "diffprivlib / sklearn",
+        "knorm / diffprivlib",
+        "repeats x fits",
+    ]
     table = md_table(headers, lin + log, "lrrrrrrrl")
     return f"""{peer} scikit-learn {sklearn.__version__} (this environment).
 

@@ -69,9 +69,24 @@ def run(config):
                 ok + (" (target at p=5)" if p == 5 else ""),
             ]
         )
-        config.log(f"  p={p} d={d}: ratio {rep.volume_ratio:.4f}, K_T {fmt_rate(rate_kt)}/s, cut {fmt_rate(rate_cut)}/s")
+        config.log(
+            f"  p={p} d={d}: ratio {rep.volume_ratio:.4f}, K_T {fmt_rate(rate_kt)}/s, cut {fmt_rate(rate_cut)}/s"
+        )
     table = md_table(
-        ["p", "d", "cuts", "vol(cut)/vol(K_T)", "eps factor", "sandwich vol(inner)/vol(cut)", "build", "K_T accept", "cut accept", "K_T noise/s", "cut noise/s", ">= 10k/s"],
+        [
+            "p",
+            "d",
+            "cuts",
+            "vol(cut)/vol(K_T)",
+            "eps factor",
+            "sandwich vol(inner)/vol(cut)",
+            "build",
+            "K_T accept",
+            "cut accept",
+            "K_T noise/s",
+            "cut noise/s",
+            ">= 10k/s",
+        ],
         rows,
     )
     return (

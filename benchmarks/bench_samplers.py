@@ -18,8 +18,8 @@ l_inf and rejection algorithms); ERRATA.md item 4 and "Facts worth having"
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import stats
@@ -99,7 +99,7 @@ def _time_sampler(ball, label, dim, config, extras=None, n=None):
     noise = KNormNoise(ball, 1.0)
     if n is None:
         n_max = max(1, config.max_entries // dim)
-        n = choose_n(lambda k: (lambda: sample_knorm(ball, 1.0, k, rng)), n_max, config.target_seconds)
+        n = choose_n(lambda k: lambda: sample_knorm(ball, 1.0, k, rng), n_max, config.target_seconds)
     calls = {
         "sample_knorm": lambda: sample_knorm(ball, 1.0, n, rng),
         "KNormNoise.sample": lambda: noise.sample(n, rng=rng),
@@ -142,14 +142,32 @@ def _lp_table(rows):
     out = []
     for r in rows:
         t, ratio = r["t"], r["ratio"]
-        out.append([
-            r["label"], r["algorithm"], r["dim"], r["n"],
-            fmt_seconds(t["sample_knorm"] / r["n"]), fmt_rate(r["n"] / t["sample_knorm"]),
-            fmt_rate(r["n"] / t["uniform"]), fmt_ratio(ratio["sample_knorm"]), fmt_ratio(ratio["KNormNoise.sample"]),
-            _verdict(r["label"], ratio["sample_knorm"]),
-        ])
-    headers = ["sampler", "algorithm", "dim", "n", "time / vector", "vectors/s", "numpy uniform vectors/s",
-               "ratio (sample_knorm)", "ratio (KNormNoise.sample)", "target (<= 3x)"]
+        out.append(
+            [
+                r["label"],
+                r["algorithm"],
+                r["dim"],
+                r["n"],
+                fmt_seconds(t["sample_knorm"] / r["n"]),
+                fmt_rate(r["n"] / t["sample_knorm"]),
+                fmt_rate(r["n"] / t["uniform"]),
+                fmt_ratio(ratio["sample_knorm"]),
+                fmt_ratio(ratio["KNormNoise.sample"]),
+                _verdict(r["label"], ratio["sample_knorm"]),
+            ]
+        )
+    headers = [
+        "sampler",
+        "algorithm",
+        "dim",
+        "n",
+        "time / vector",
+        "vectors/s",
+        "numpy uniform vectors/s",
+        "ratio (sample_knorm)",
+        "ratio (KNormNoise.sample)",
+        "target (<= 3x)",
+    ]
     return md_table(headers, out, "llrrrrrrrl")
 
 
@@ -157,13 +175,28 @@ def _proposed_table(rows):
     out = []
     for r in rows:
         lib, new = r["ratio"]["sample_knorm"], r["ratio"]["proposed"]
-        out.append([
-            r["label"], r["dim"], fmt_ratio(lib), fmt_ratio(new), f"{lib / new:.2f}x",
-            fmt_rate(r["n"] / r["t"]["proposed"]), fmt_ratio(r["ratio"].get("standard_normal")),
-            _verdict(r["label"], new),
-        ])
-    headers = ["sampler", "dim", "library ratio", "proposed ratio", "speed-up", "proposed vectors/s",
-               "`standard_normal` ratio (l2 floor)", "target (<= 3x)"]
+        out.append(
+            [
+                r["label"],
+                r["dim"],
+                fmt_ratio(lib),
+                fmt_ratio(new),
+                f"{lib / new:.2f}x",
+                fmt_rate(r["n"] / r["t"]["proposed"]),
+                fmt_ratio(r["ratio"].get("standard_normal")),
+                _verdict(r["label"], new),
+            ]
+        )
+    headers = [
+        "sampler",
+        "dim",
+        "library ratio",
+        "proposed ratio",
+        "speed-up",
+        "proposed vectors/s",
+        "`standard_normal` ratio (l2 floor)",
+        "target (<= 3x)",
+    ]
     return md_table(headers, out, "lrrrrrrl")
 
 
@@ -188,8 +221,16 @@ def _bench_batch_sizes(config):
             ball = LpBall(BATCH_DIM, p)
             extras = {"proposed": lambda n, rng, p=p: proposed.lp_noise(BATCH_DIM, p, 1.0, n, rng)}
             res = _time_sampler(ball, label, BATCH_DIM, config, extras=extras, n=entries // BATCH_DIM)
-            rows.append([label, f"{res['n'] * BATCH_DIM:,}", res["n"], fmt_ratio(res["ratio"]["sample_knorm"]),
-                         fmt_ratio(res["ratio"]["proposed"]), fmt_rate(res["n"] / res["t"]["uniform"])])
+            rows.append(
+                [
+                    label,
+                    f"{res['n'] * BATCH_DIM:,}",
+                    res["n"],
+                    fmt_ratio(res["ratio"]["sample_knorm"]),
+                    fmt_ratio(res["ratio"]["proposed"]),
+                    fmt_rate(res["n"] / res["t"]["uniform"]),
+                ]
+            )
     config.log("  batch-size sweep done")
     headers = ["sampler", "n x dim", "n", "library ratio", "proposed ratio", "numpy uniform vectors/s"]
     return md_table(headers, rows, "lrrrrr")
@@ -284,22 +325,41 @@ def _ball_cases(config):
     else:
         for dim in DIMS:
             A, b = _cut_box(dim)
-            cases.append(BallCase(
-                "polytope, from_halfspaces (box, cut corners)", dim,
-                lambda A=A, b=b: Polytope.from_halfspaces(A, b),
-                "qhull triangulation" if dim <= 8 else "box rejection",
-                expected=None if dim <= 8 else _cut_box_acceptance(dim), expected_note="exact"))
+            cases.append(
+                BallCase(
+                    "polytope, from_halfspaces (box, cut corners)",
+                    dim,
+                    lambda A=A, b=b: Polytope.from_halfspaces(A, b),
+                    "qhull triangulation" if dim <= 8 else "box rejection",
+                    expected=None if dim <= 8 else _cut_box_acceptance(dim),
+                    expected_note="exact",
+                )
+            )
         for dim in (2, 6):
             pts = config.rng("samplers-points", dim).standard_normal((4 * dim + 4, dim))
-            cases.append(BallCase(f"polytope, from_points ({len(pts)} points)", dim,
-                                  lambda pts=pts: Polytope.from_points(pts), "qhull triangulation"))
+            cases.append(
+                BallCase(
+                    f"polytope, from_points ({len(pts)} points)",
+                    dim,
+                    lambda pts=pts: Polytope.from_points(pts),
+                    "qhull triangulation",
+                )
+            )
     try:
         from knorm.geometry.regression import K2Ball, k3_ball
     except Exception as exc:
         missing.append(f"`knorm.geometry.regression` ({type(exc).__name__}: {exc})")
     else:
-        cases.append(BallCase("K_2 (regression, Example 2.1)", 2, K2Ball, "box rejection",
-                              expected=40.0 / 48.0, expected_note="exact, 40/3 over 16"))
+        cases.append(
+            BallCase(
+                "K_2 (regression, Example 2.1)",
+                2,
+                K2Ball,
+                "box rejection",
+                expected=40.0 / 48.0,
+                expected_note="exact, 40/3 over 16",
+            )
+        )
         cases.append(BallCase("K_3 (regression, cuboctahedron)", 3, k3_ball, "qhull triangulation"))
     try:
         from knorm.geometry.intersection import IntersectionBall
@@ -308,17 +368,32 @@ def _ball_cases(config):
         missing.append(f"`knorm.geometry.intersection` ({type(exc).__name__}: {exc})")
     else:
         for dim in DIMS:
+
             def build(dim=dim):
-                return IntersectionBall(dim, [([i, i + 1], LpBall(2, 2.0)) for i in range(0, dim - 1, 2)],
-                                        name="discs")
-            cases.append(BallCase("IntersectionBall, product of l2 discs", dim, build, "box rejection",
-                                  expected=_disc_acceptance(dim), expected_note="exact, (pi/4)^(m/2)"))
+                return IntersectionBall(dim, [([i, i + 1], LpBall(2, 2.0)) for i in range(0, dim - 1, 2)], name="discs")
+
+            cases.append(
+                BallCase(
+                    "IntersectionBall, product of l2 discs",
+                    dim,
+                    build,
+                    "box rejection",
+                    expected=_disc_acceptance(dim),
+                    expected_note="exact, (pi/4)^(m/2)",
+                )
+            )
         if not any("regression" in m for m in missing):
             # ERRATA's Monte Carlo acceptance rates of K_T from its box, for reference.
             for p, rate in ((1, 0.73), (5, 0.145)):
-                cases.append(BallCase(f"IntersectionBall, Section 5.1 K_T (p={p})", _regression_dim(p),
-                                      lambda p=p: _regression_kt(p), "box rejection",
-                                      expected_note=f"about {rate} per ERRATA"))
+                cases.append(
+                    BallCase(
+                        f"IntersectionBall, Section 5.1 K_T (p={p})",
+                        _regression_dim(p),
+                        lambda p=p: _regression_kt(p),
+                        "box rejection",
+                        expected_note=f"about {rate} per ERRATA",
+                    )
+                )
     return cases, missing
 
 
@@ -360,9 +435,12 @@ def _bench_balls(config):
                     continue
         res = _time_sampler(ball, case.label, case.dim, config)
         stats_ = ball.sampler_stats
-        row.update(res, algorithm=sampler_name(ball),
-                   uniform_method="box rejection" if stats_.proposed else case.uniform_method,
-                   measured=stats_.acceptance_rate if stats_.proposed else None)
+        row.update(
+            res,
+            algorithm=sampler_name(ball),
+            uniform_method="box rejection" if stats_.proposed else case.uniform_method,
+            measured=stats_.acceptance_rate if stats_.proposed else None,
+        )
         config.log(f"  {case.label} dim {case.dim}: {fmt_seconds(res['t']['sample_knorm'] / res['n'])}/vector")
         rows.append(row)
     return rows, missing
@@ -372,24 +450,49 @@ def _balls_table(rows):
     out = []
     for r in rows:
         c = r["case"]
-        exp = fmt_prob(r["expected"]) + (f" ({r['expected_note']})" if r["expected_note"] else "") \
-            if r["expected"] is not None else (r["expected_note"] or "—")
+        exp = (
+            fmt_prob(r["expected"]) + (f" ({r['expected_note']})" if r["expected_note"] else "")
+            if r["expected"] is not None
+            else (r["expected_note"] or "—")
+        )
         if r["status"] != "ran":
             out.append([c.label, c.uniform_method, c.dim, "—", "—", "—", "—", "—", exp, "—", r["status"]])
             continue
         t, n = r["t"], r["n"]
-        out.append([
-            c.label, r["uniform_method"], c.dim, n, fmt_seconds(t["sample_knorm"] / n), fmt_rate(n / t["sample_knorm"]),
-            fmt_ratio(r["ratio"]["sample_knorm"]), fmt_ratio(r["ratio"]["KNormNoise.sample"]), exp,
-            fmt_prob(r["measured"]) if r["measured"] is not None else "— (no rejection)", "ran",
-        ])
-    headers = ["ball", "Uniform(K) by", "dim", "n", "time / vector", "vectors/s", "ratio (sample_knorm)",
-               "ratio (KNormNoise.sample)", "expected acceptance", "measured acceptance", "status"]
+        out.append(
+            [
+                c.label,
+                r["uniform_method"],
+                c.dim,
+                n,
+                fmt_seconds(t["sample_knorm"] / n),
+                fmt_rate(n / t["sample_knorm"]),
+                fmt_ratio(r["ratio"]["sample_knorm"]),
+                fmt_ratio(r["ratio"]["KNormNoise.sample"]),
+                exp,
+                fmt_prob(r["measured"]) if r["measured"] is not None else "— (no rejection)",
+                "ran",
+            ]
+        )
+    headers = [
+        "ball",
+        "Uniform(K) by",
+        "dim",
+        "n",
+        "time / vector",
+        "vectors/s",
+        "ratio (sample_knorm)",
+        "ratio (KNormNoise.sample)",
+        "expected acceptance",
+        "measured acceptance",
+        "status",
+    ]
     return md_table(headers, out, "llrrrrrrrrl")
 
 
 def _practical_limits():
     """Smallest dimension at which the closed-form acceptance rates fall below the threshold."""
+
     def first(acc):
         return next(m for m in range(2, 100_000, 2) if acc(m) < HOPELESS_ACCEPTANCE)
 
@@ -423,11 +526,17 @@ def _figure(lp_rows, config):
         dims = [r["dim"] for r in rows]
         color = f"C{i}"
         ax.plot(dims, [r["ratio"]["sample_knorm"] for r in rows], "o-", color=color, label=f"{label} (library)")
-        ax.plot(dims, [r["ratio"]["proposed"] for r in rows], "s--", color=color, alpha=0.7,
-                label=f"{label} (proposed)")
+        ax.plot(
+            dims, [r["ratio"]["proposed"] for r in rows], "s--", color=color, alpha=0.7, label=f"{label} (proposed)"
+        )
     ax.axhline(TARGET_RATIO, color="k", lw=1, ls=":", label="target 3x")
-    ax.set(xscale="log", yscale="log", xlabel="dimension m", ylabel="time / time of rng.uniform (same n, m)",
-           title="K-norm samplers relative to numpy uniforms")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="dimension m",
+        ylabel="time / time of rng.uniform (same n, m)",
+        title="K-norm samplers relative to numpy uniforms",
+    )
     ax.set_xticks(DIMS, [str(d) for d in DIMS])
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
@@ -445,10 +554,16 @@ def run(config):
     ok, law_table = _check_proposed_laws(config)
     ball_rows, missing = _bench_balls(config)
 
-    misses = [f"{r['label']} (dim {r['dim']}, {fmt_ratio(r['ratio']['sample_knorm'])})" for r in lp_rows
-              if r["label"] in TARGET_LABELS and r["ratio"]["sample_knorm"] > TARGET_RATIO]
-    new_misses = [f"{r['label']} (dim {r['dim']}, {fmt_ratio(r['ratio']['proposed'])})" for r in lp_rows
-                  if r["label"] in TARGET_LABELS and r["ratio"]["proposed"] > TARGET_RATIO]
+    misses = [
+        f"{r['label']} (dim {r['dim']}, {fmt_ratio(r['ratio']['sample_knorm'])})"
+        for r in lp_rows
+        if r["label"] in TARGET_LABELS and r["ratio"]["sample_knorm"] > TARGET_RATIO
+    ]
+    new_misses = [
+        f"{r['label']} (dim {r['dim']}, {fmt_ratio(r['ratio']['proposed'])})"
+        for r in lp_rows
+        if r["label"] in TARGET_LABELS and r["ratio"]["proposed"] > TARGET_RATIO
+    ]
     parts = [
         "Noise vectors per second of `knorm.noise.sample_knorm(ball, 1.0, n, rng)` and "
         "`KNormNoise(ball, 1.0).sample(n, rng=rng)`. The **ratio** is the time of the sampler divided by the "
@@ -469,8 +584,7 @@ def run(config):
         f"acceptance below {HOPELESS_ACCEPTANCE:g} are not run: exact sampling is not practical there.",
         _balls_table(ball_rows),
         ("Not importable, so not benchmarked: " + "; ".join(missing) + ".") if missing else "",
-        "Where exact rejection sampling stops being practical (expected acceptance < "
-        f"{HOPELESS_ACCEPTANCE:g}):",
+        f"Where exact rejection sampling stops being practical (expected acceptance < {HOPELESS_ACCEPTANCE:g}):",
         "\n".join(_practical_limits()),
         "### Proposed samplers (`benchmarks/_proposed_samplers.py`; its l1, l_inf and l_p versions are now the library's, its l2 scale mixture is not)",
         "Exact rewrites of the l_p samplers, timed in the same repeats as the library rows above. "
@@ -483,7 +597,8 @@ def run(config):
         f"Ratios against the batch size (dim {BATCH_DIM}); the tables above use n x dim close to "
         f"{config.max_entries:,}:",
         batch_table,
-        "Still missing the target with the proposed samplers: " + (", ".join(new_misses) if new_misses else "none")
+        "Still missing the target with the proposed samplers: "
+        + (", ".join(new_misses) if new_misses else "none")
         + ". For l2 the floor is `rng.standard_normal((n, dim))` itself (column above): numpy's normals cost "
         "several uniforms each, so an exact l2 sampler built on them cannot reach 3x; the proposed one is within "
         "a few tenths of that floor for dim >= 26. In dim 2 the per-vector radius (a gamma draw costs about 7 "

@@ -34,18 +34,59 @@ def csv_file(tmp_path):
 
 
 def test_fit_linear_prints_coefficients(csv_file, capsys):
-    args = ["fit", "linear", str(csv_file), "--target", "y", "--epsilon", "50", "--features", "x,z",
-            "--bounds", "x=0:10", "--bounds", "z=-1:1", "--bounds", "y=-10:40", "--seed", "1"]
+    args = [
+        "fit",
+        "linear",
+        str(csv_file),
+        "--target",
+        "y",
+        "--epsilon",
+        "50",
+        "--features",
+        "x,z",
+        "--bounds",
+        "x=0:10",
+        "--bounds",
+        "z=-1:1",
+        "--bounds",
+        "y=-10:40",
+        "--seed",
+        "1",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
-    lines = {ln.split()[0]: float(ln.split()[-1]) for ln in out.splitlines() if ln.split() and ln.split()[0] in ("intercept", "x", "z")}
+    lines = {
+        ln.split()[0]: float(ln.split()[-1])
+        for ln in out.splitlines()
+        if ln.split() and ln.split()[0] in ("intercept", "x", "z")
+    }
     assert lines["x"] == pytest.approx(2.0, abs=0.3) and lines["intercept"] == pytest.approx(1.0, abs=1.5)
     assert "clipped): 0" in out
 
 
 def test_fit_logistic(csv_file, capsys):
-    assert main(["fit", "logistic", str(csv_file), "--target", "label", "--epsilon", "5", "--features", "x",
-                 "--bounds", "x=0:10", "--q", "auto", "--seed", "2"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "logistic",
+                str(csv_file),
+                "--target",
+                "label",
+                "--epsilon",
+                "5",
+                "--features",
+                "x",
+                "--bounds",
+                "x=0:10",
+                "--q",
+                "auto",
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "noise: linf" in capsys.readouterr().out
 
 
@@ -69,8 +110,39 @@ def test_fit_refuses_missing_values_and_text_columns(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("x,c,y\n1,a,2\n,b,3\n2,a,4\n")
     with pytest.raises(SystemExit):
-        main(["fit", "linear", str(path), "--target", "y", "--epsilon", "1", "--features", "x", "--bounds", "x=0:5", "--bounds", "y=0:5"])
+        main(
+            [
+                "fit",
+                "linear",
+                str(path),
+                "--target",
+                "y",
+                "--epsilon",
+                "1",
+                "--features",
+                "x",
+                "--bounds",
+                "x=0:5",
+                "--bounds",
+                "y=0:5",
+            ]
+        )
     assert "1 rows of" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["fit", "linear", str(path), "--target", "y", "--epsilon", "1", "--drop-missing", "--bounds", "x=0:5", "--bounds", "y=0:5"])
+        main(
+            [
+                "fit",
+                "linear",
+                str(path),
+                "--target",
+                "y",
+                "--epsilon",
+                "1",
+                "--drop-missing",
+                "--bounds",
+                "x=0:5",
+                "--bounds",
+                "y=0:5",
+            ]
+        )
     assert "columns ['c'] are not numeric" in capsys.readouterr().err

@@ -88,8 +88,7 @@ def check_vectors(u, dim, name="u", owner="NormBall"):
         arr = np.asarray(u, dtype=float)
     except (TypeError, ValueError) as err:
         raise TypeError(
-            f"The {name!r} parameter of {owner} must be an array of real numbers. "
-            f"Got {type(u).__name__} instead."
+            f"The {name!r} parameter of {owner} must be an array of real numbers. Got {type(u).__name__} instead."
         ) from err
     if arr.ndim == 0 or arr.shape[-1] != dim:
         raise ValueError(
@@ -116,7 +115,9 @@ def check_dim(dim, owner, name="dim"):
 def check_count(n, name, owner):
     """Return ``n`` as a non-negative int (a number of draws)."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise param_error(name, owner, "an int >= 0", n, TypeError if not isinstance(n, numbers.Integral) else ValueError)
+        raise param_error(
+            name, owner, "an int >= 0", n, TypeError if not isinstance(n, numbers.Integral) else ValueError
+        )
     return int(n)
 
 
@@ -179,8 +180,10 @@ def numeric_input(owner, exc=None, **arrays):
         for name, data in arrays.items():
             bad = _non_numeric_entry(data)
             if bad:
-                msg = (f"The {name!r} parameter of {owner} must be an array of real numbers. "
-                       f"Got the non-numeric value {bad[0]!r} instead")
+                msg = (
+                    f"The {name!r} parameter of {owner} must be an array of real numbers. "
+                    f"Got the non-numeric value {bad[0]!r} instead"
+                )
                 # For objects, keep numpy's wording too: scikit-learn's check_dtype_object matches it.
                 msg += f" ({err})." if isinstance(err, TypeError) else "."
                 raise (exc or type(err))(msg) from err

@@ -22,11 +22,16 @@ def _demo(args):
     for r in example21_table(eps):
         print(f"{r['radii']:<7}{r['name']:<11}{r['sensitivity']:>9.4f}{r['volume']:>14.3f}{r['epsilon_factor']:>12.4f}")
     space = squared_statistic_space()
-    naive = {name: (LpBall(2, p), space.naive_sensitivity(p).value) for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf))}
+    naive = {
+        name: (LpBall(2, p), space.naive_sensitivity(p).value) for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf))
+    }
     exact = {name: (LpBall(2, p), space.sensitivity(p).value) for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf))}
-    print("\nContainment order (paper Examples \"approx\" and \"volume\"):")
+    print('\nContainment order (paper Examples "approx" and "volume"):')
     for label, balls in (("naive", naive), ("exact", exact)):
-        pairs = ", ".join(f"{a} in {b}: {containment(balls[a], balls[b]).contained}" for a, b in (("linf", "l2"), ("l2", "l1"), ("l1", "linf")))
+        pairs = ", ".join(
+            f"{a} in {b}: {containment(balls[a], balls[b]).contained}"
+            for a, b in (("linf", "l2"), ("l2", "l1"), ("l1", "linf"))
+        )
         print(f"  {label} radii: {pairs}")
     print(f"  hull K_2 in linf (exact radius): {containment((space.hull, 1.0), exact['linf']).contained}")
     choice = choose_mechanism(space, eps, rng=args.seed)
@@ -56,8 +61,15 @@ def _reproduce(args):
     from knorm.experiments.report import write_results_page
 
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
-    config = Config(quick=args.quick, out=Path(args.out), jobs=args.jobs, seed=args.seed, data=args.data,
-                    target=args.target, progress=not args.no_progress)
+    config = Config(
+        quick=args.quick,
+        out=Path(args.out),
+        jobs=args.jobs,
+        seed=args.seed,
+        data=args.data,
+        target=args.target,
+        progress=not args.no_progress,
+    )
     results = run_experiments(names, config)
     if args.report:
         cmd = "knorm reproduce " + " ".join(sys.argv[2:] if args.argv is None else args.argv)
@@ -84,34 +96,46 @@ def _fit(args, parser):
 
     df = pd.read_csv(args.data)
     if args.target not in df.columns:
-        parser.error(f"argument --target must name a column of {args.data}. Got {args.target!r}; columns: {list(df.columns)}.")
+        parser.error(
+            f"argument --target must name a column of {args.data}. Got {args.target!r}; columns: {list(df.columns)}."
+        )
     features = args.features.split(",") if args.features else [c for c in df.columns if c != args.target]
     unknown = [c for c in features if c not in df.columns]
     if unknown:
         parser.error(f"argument --features names columns not in {args.data}: {unknown}.")
     if not features:
-        parser.error(f"{args.data} has no feature column besides the target {args.target!r}; name some with --features.")
+        parser.error(
+            f"{args.data} has no feature column besides the target {args.target!r}; name some with --features."
+        )
     if df.empty:
         parser.error(f"{args.data} has a header but no data rows.")
     used = df[features + [args.target]]
     missing = int(used.isna().any(axis=1).sum())
     if missing and not args.drop_missing:
-        parser.error(f"{missing} rows of {args.data} have missing values in the columns used. "
-                     "Drop them explicitly with --drop-missing (the count is reported), or clean the file.")
+        parser.error(
+            f"{missing} rows of {args.data} have missing values in the columns used. "
+            "Drop them explicitly with --drop-missing (the count is reported), or clean the file."
+        )
     used = used.dropna()
     non_numeric = [c for c in features if not pd.api.types.is_numeric_dtype(used[c])]
     if non_numeric:
-        parser.error(f"columns {non_numeric} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out with --features.")
+        parser.error(
+            f"columns {non_numeric} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out with --features."
+        )
     bounds = dict(_parse_bound(b, parser) for b in args.bounds or [])
     needed = features + ([args.target] if args.model == "linear" else [])
     unused = [c for c in bounds if c not in needed]
     if unused:
-        parser.error(f"argument --bounds names columns that are not used: {', '.join(repr(c) for c in unused)} "
-                     f"(used: {', '.join(needed)}). Remove them or add them to --features.")
+        parser.error(
+            f"argument --bounds names columns that are not used: {', '.join(repr(c) for c in unused)} "
+            f"(used: {', '.join(needed)}). Remove them or add them to --features."
+        )
     absent = [c for c in needed if c not in bounds]
     if absent:
-        parser.error("refusing to fit without declared bounds (they are never taken from the data, which would leak "
-                     f"privacy). Missing --bounds for: {', '.join(absent)}. Example: --bounds {absent[0]}=0:100")
+        parser.error(
+            "refusing to fit without declared bounds (they are never taken from the data, which would leak "
+            f"privacy). Missing --bounds for: {', '.join(absent)}. Example: --bounds {absent[0]}=0:100"
+        )
     lo = [bounds[c][0] for c in features]
     hi = [bounds[c][1] for c in features]
     X, y = used[features], used[args.target].to_numpy()
@@ -121,20 +145,34 @@ def _fit(args, parser):
         except ValueError:
             parser.error(f"argument --q must be a float in the range (0, 1) or 'auto'. Got {args.q!r} instead.")
     if args.model == "linear":
-        model = LinearRegression(epsilon=args.epsilon, mechanism=args.mechanism, bounds_X=(lo, hi),
-                                 bounds_y=bounds[args.target], random_state=args.seed)
+        model = LinearRegression(
+            epsilon=args.epsilon,
+            mechanism=args.mechanism,
+            bounds_X=(lo, hi),
+            bounds_y=bounds[args.target],
+            random_state=args.seed,
+        )
     else:
-        model = LogisticRegression(epsilon=args.epsilon, norm=args.norm, q=args.q if args.q == "auto" else float(args.q),
-                                   bounds_X=(lo, hi), random_state=args.seed)
+        model = LogisticRegression(
+            epsilon=args.epsilon,
+            norm=args.norm,
+            q=args.q if args.q == "auto" else float(args.q),
+            bounds_X=(lo, hi),
+            random_state=args.seed,
+        )
     model.fit(X, y)
     print(f"knorm fit {args.model}: {args.data}, target {args.target}, n = {len(used)}, epsilon = {args.epsilon:g}")
     if missing:
         print(f"dropped {missing} rows with missing values (--drop-missing)")
     print(f"entries outside the declared bounds (clipped): {model.n_clipped_} (not private: for the data holder)")
     if args.model == "linear":
-        print(f"mechanism: {model.mechanism_}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})")
+        print(
+            f"mechanism: {model.mechanism_}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})"
+        )
     else:
-        print(f"noise: {args.norm}, q = {model.q_:g}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})")
+        print(
+            f"noise: {args.norm}, q = {model.q_:g}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})"
+        )
     coef = np.ravel(model.coef_)
     width = max(len(c) for c in ["intercept", *features])
     print(f"{'intercept':<{width}}  {float(np.ravel(model.intercept_)[0]):>14.6g}")
@@ -172,11 +210,17 @@ def main(argv=None):
     fit.add_argument("data", help="CSV file with a header")
     fit.add_argument("--target", required=True, help="response column")
     fit.add_argument("--epsilon", type=float, required=True, help="privacy budget of this fit")
-    fit.add_argument("--bounds", action="append", metavar="COLUMN=LOWER:UPPER",
-                     help="declared domain of a column (repeat for every feature, and the target for linear)")
+    fit.add_argument(
+        "--bounds",
+        action="append",
+        metavar="COLUMN=LOWER:UPPER",
+        help="declared domain of a column (repeat for every feature, and the target for linear)",
+    )
     fit.add_argument("--features", help="comma-separated feature columns (default: all but the target)")
     fit.add_argument("--drop-missing", action="store_true", help="drop rows with missing values (counted)")
-    fit.add_argument("--mechanism", default="auto", choices=["auto", "l1", "l2", "linf", "kt", "hull"], help="linear only")
+    fit.add_argument(
+        "--mechanism", default="auto", choices=["auto", "l1", "l2", "linf", "kt", "hull"], help="linear only"
+    )
     fit.add_argument("--norm", default="linf", choices=["linf", "l2", "l1"], help="logistic only")
     fit.add_argument("--q", default="0.5", help="logistic only: float in (0, 1) or 'auto'")
     fit.add_argument("--seed", type=int, default=None, help="seed of the noise (default: fresh OS entropy)")

@@ -49,8 +49,9 @@ def test_eps_lower_bound_limits_and_delta():
 
 def test_bound_is_close_to_eps_for_laplace():
     # 1-D Laplace(1) on neighbours 0 and 1 is exactly 1-DP, the loss attained on half-lines.
-    res = audit_samplers(laplace(0.0), laplace(1.0), claimed_epsilon=1.0, n_samples=200_000,
-                         confidence=1 - ALPHA, rng=SEED)
+    res = audit_samplers(
+        laplace(0.0), laplace(1.0), claimed_epsilon=1.0, n_samples=200_000, confidence=1 - ALPHA, rng=SEED
+    )
     assert res.passed and 0.93 < res.eps_lower <= 1.0
     assert res.event is not None and res.event.eps_lower == res.eps_lower
     assert len(res.events) <= 3 and res.n_test == 150_000 and res.n_select == 50_000
@@ -71,8 +72,10 @@ def test_false_alarm_rate_is_at_most_one_minus_confidence():
     # probability <= ALPHA.
     runs, conf = 300, 0.8
     seeds = np.random.SeedSequence(SEED).spawn(runs)
-    audits = (audit_samplers(laplace(0.0), laplace(1.0), n_samples=4000, confidence=conf, n_thresholds=32, rng=s)
-              for s in seeds)
+    audits = (
+        audit_samplers(laplace(0.0), laplace(1.0), n_samples=4000, confidence=conf, n_thresholds=32, rng=s)
+        for s in seeds
+    )
     flagged = sum(res.violates(1.0) for res in audits)
     assert stats.binomtest(flagged, runs, 1 - conf, alternative="greater").pvalue > ALPHA
 
@@ -103,8 +106,12 @@ def test_generic_mechanism_without_ball_and_default_statistics():
     res = audit_mechanism(mech, [0.0, 0.0], [1.0, 0.0], n_samples=60_000, rng=SEED)
     assert res.claimed_epsilon == 1.0 and res.passed and res.eps_lower > 0.8
     # samplers only, default statistics fitted on the selection split (mean difference, coordinates)
-    res = audit_samplers(lambda n, rng: rng.laplace(size=(n, 2)), lambda n, rng: [0.0, 3.0] + rng.laplace(size=(n, 2)),
-                         n_samples=60_000, rng=SEED)
+    res = audit_samplers(
+        lambda n, rng: rng.laplace(size=(n, 2)),
+        lambda n, rng: [0.0, 3.0] + rng.laplace(size=(n, 2)),
+        n_samples=60_000,
+        rng=SEED,
+    )
     assert res.violates(1.0) and res.claimed_epsilon is None and res.verdict == "n/a"
 
 
@@ -127,7 +134,10 @@ def test_result_api():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"confidence": 1.0}, r"The 'confidence' parameter of audit_pairs must be a float in the range \(0, 1\). Got 1.0"),
+        (
+            {"confidence": 1.0},
+            r"The 'confidence' parameter of audit_pairs must be a float in the range \(0, 1\). Got 1.0",
+        ),
         ({"n_samples": 10}, "The 'n_samples' parameter of audit_pairs must be large enough"),
         ({"claimed_epsilon": -1}, "The 'claimed_epsilon' parameter of audit_pairs must be None or a float"),
         ({"delta": 1.0}, "The 'delta' parameter of audit_pairs must be a float in the range \\[0, 1\\)"),

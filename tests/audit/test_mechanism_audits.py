@@ -102,7 +102,9 @@ def test_adversarial_neighbours_attain_the_exact_sensitivities():
 
 
 @pytest.mark.parametrize(
-    "ball_fn", [lambda: kt_ball(2), lambda: regression_hull_ball(2, n_train=20_000, per_block=40)[0]], ids=["K_T", "cut"]
+    "ball_fn",
+    [lambda: kt_ball(2), lambda: regression_hull_ball(2, n_train=20_000, per_block=40)[0]],
+    ids=["K_T", "cut"],
 )
 def test_regression_neighbours_are_extreme_points_with_norm_one(ball_fn):
     ball = ball_fn()

@@ -151,7 +151,7 @@ def run(case):
             warnings.simplefilter("error")
             try:
                 _OUTCOMES[case] = Outcome(None, case.call())
-            except Exception as exc:  # noqa: BLE001 - every exception is an outcome to record
+            except Exception as exc:
                 _OUTCOMES[case] = Outcome(exc)
     return _OUTCOMES[case]
 
@@ -174,8 +174,9 @@ SQUARE_A = np.vstack([np.eye(2), -np.eye(2)])
 
 def lin(**kw):
     """A LinearRegression with valid defaults (the cheap l_inf mechanism), overridden by ``kw``."""
-    return LinearRegression(**{"epsilon": 1.0, "mechanism": "linf", "bounds_X": (-1, 1), "bounds_y": (-2, 2),
-                               "random_state": 0, **kw})
+    return LinearRegression(
+        **{"epsilon": 1.0, "mechanism": "linf", "bounds_X": (-1, 1), "bounds_y": (-2, 2), "random_state": 0, **kw}
+    )
 
 
 def logit(**kw):
@@ -380,708 +381,1994 @@ def _rows():
     # ---- geometry: LpBall and the NormBall methods --------------------------------------
     e = "LpBall(dim, p, radius)"
     for dim, exc in ((0, V), (-1, V), (2.5, T), ("2", T), (True, V)):
-        add(e, f"dim = {dim!r}", lambda d=dim: LpBall(d, 2), exc,
-            says("'dim' parameter of LpBall", "int >= 1", f"Got {dim!r}"))
-    for p, exc, got in ((0.5, V, "0.5"), (math.nan, V, "nan"), (-math.inf, V, "-inf"), ("2", T, "'2'"),
-                        (True, T, "True")):
-        add(e, f"p = {p!r}", lambda p=p: LpBall(2, p), exc,
-            says("'p' parameter of LpBall", "range [1, inf]", f"Got {got}"))
+        add(
+            e,
+            f"dim = {dim!r}",
+            lambda d=dim: LpBall(d, 2),
+            exc,
+            says("'dim' parameter of LpBall", "int >= 1", f"Got {dim!r}"),
+        )
+    for p, exc, got in (
+        (0.5, V, "0.5"),
+        (math.nan, V, "nan"),
+        (-math.inf, V, "-inf"),
+        ("2", T, "'2'"),
+        (True, T, "True"),
+    ):
+        add(
+            e,
+            f"p = {p!r}",
+            lambda p=p: LpBall(2, p),
+            exc,
+            says("'p' parameter of LpBall", "range [1, inf]", f"Got {got}"),
+        )
     for r, exc, got in ((0, V, "0.0"), (-1, V, "-1.0"), (math.inf, V, "inf"), (math.nan, V, "nan"), ("1", T, "'1'")):
-        add(e, f"radius = {r!r}", lambda r=r: LpBall(2, 2, r), exc,
-            says("'radius' parameter of LpBall", "range (0, inf)", f"Got {got}"))
+        add(
+            e,
+            f"radius = {r!r}",
+            lambda r=r: LpBall(2, 2, r),
+            exc,
+            says("'radius' parameter of LpBall", "range (0, inf)", f"Got {got}"),
+        )
     e = "NormBall.norm / contains / support (u)"
-    add(e, "u = [nan, 0]", lambda: L2.norm([np.nan, 0]), V,
-        says("'u' parameter of LpBall", "only finite values", "Got nan"))
-    add(e, "u = [inf, 0] (contains)", lambda: L2.contains([np.inf, 0]), V,
-        says("'u' parameter of LpBall", "only finite values", "Got inf"))
-    add(e, "c = [0, -inf] (support)", lambda: L2.support([0, -np.inf]), V,
-        says("'c' parameter of LpBall", "only finite values", "Got -inf"))
-    add(e, "u of length 3 for a 2-D ball", lambda: L2.norm([1, 2, 3]), V,
-        says("'u' parameter of LpBall", "last axis of length 2", "Got shape (3,)"))
-    add(e, "u 3-D of shape (2, 2, 3)", lambda: L2.norm(np.zeros((2, 2, 3))), V,
-        says("'u' parameter of LpBall", "last axis of length 2", "Got shape (2, 2, 3)"))
-    add(e, "u = [] (empty)", lambda: L2.norm([]), V,
-        says("'u' parameter of LpBall", "last axis of length 2", "Got shape (0,)"))
-    add(e, "u = [['a', 'b']] (strings)", lambda: L2.norm([["a", "b"]]), T,
-        says("'u' parameter of LpBall", "array of real numbers", "Got list"))
-    add(e, "u = [object(), 1] (objects)", lambda: L2.norm(np.array([object(), 1], dtype=object)), T,
-        says("'u' parameter of LpBall", "array of real numbers", "Got ndarray"))
+    add(
+        e,
+        "u = [nan, 0]",
+        lambda: L2.norm([np.nan, 0]),
+        V,
+        says("'u' parameter of LpBall", "only finite values", "Got nan"),
+    )
+    add(
+        e,
+        "u = [inf, 0] (contains)",
+        lambda: L2.contains([np.inf, 0]),
+        V,
+        says("'u' parameter of LpBall", "only finite values", "Got inf"),
+    )
+    add(
+        e,
+        "c = [0, -inf] (support)",
+        lambda: L2.support([0, -np.inf]),
+        V,
+        says("'c' parameter of LpBall", "only finite values", "Got -inf"),
+    )
+    add(
+        e,
+        "u of length 3 for a 2-D ball",
+        lambda: L2.norm([1, 2, 3]),
+        V,
+        says("'u' parameter of LpBall", "last axis of length 2", "Got shape (3,)"),
+    )
+    add(
+        e,
+        "u 3-D of shape (2, 2, 3)",
+        lambda: L2.norm(np.zeros((2, 2, 3))),
+        V,
+        says("'u' parameter of LpBall", "last axis of length 2", "Got shape (2, 2, 3)"),
+    )
+    add(
+        e,
+        "u = [] (empty)",
+        lambda: L2.norm([]),
+        V,
+        says("'u' parameter of LpBall", "last axis of length 2", "Got shape (0,)"),
+    )
+    add(
+        e,
+        "u = [['a', 'b']] (strings)",
+        lambda: L2.norm([["a", "b"]]),
+        T,
+        says("'u' parameter of LpBall", "array of real numbers", "Got list"),
+    )
+    add(
+        e,
+        "u = [object(), 1] (objects)",
+        lambda: L2.norm(np.array([object(), 1], dtype=object)),
+        T,
+        says("'u' parameter of LpBall", "array of real numbers", "Got ndarray"),
+    )
     e = "NormBall.sample_uniform(n, rng)"
     add(e, "n = -1", lambda: L2.sample_uniform(-1, rng=0), V, says("'n' parameter of LpBall", "int >= 0", "Got -1"))
     add(e, "n = 2.5", lambda: L2.sample_uniform(2.5, rng=0), T, says("'n' parameter of LpBall", "int >= 0", "Got 2.5"))
-    add(e, "rng = numpy RandomState (legacy)", lambda: L2.sample_uniform(2, rng=np.random.RandomState(0)), T,
-        says("'rng' parameter", "Generator", "Got a legacy RandomState"))
-    add(e, "rng = 'seed' (a string)", lambda: L2.sample_uniform(2, rng="seed"), (T, V),
-        mentions("'rng' parameter", "Got 'seed'"))
-    add(e, "rng = 1.5 (a float seed)", lambda: L2.sample_uniform(2, rng=1.5), (T, V),
-        mentions("'rng' parameter", "Got 1.5"))
+    add(
+        e,
+        "rng = numpy RandomState (legacy)",
+        lambda: L2.sample_uniform(2, rng=np.random.RandomState(0)),
+        T,
+        says("'rng' parameter", "Generator", "Got a legacy RandomState"),
+    )
+    add(
+        e,
+        "rng = 'seed' (a string)",
+        lambda: L2.sample_uniform(2, rng="seed"),
+        (T, V),
+        mentions("'rng' parameter", "Got 'seed'"),
+    )
+    add(
+        e,
+        "rng = 1.5 (a float seed)",
+        lambda: L2.sample_uniform(2, rng=1.5),
+        (T, V),
+        mentions("'rng' parameter", "Got 1.5"),
+    )
     e = "NormBall.volume(n_samples)"
-    add(e, "n_samples = -1", lambda: L2.volume(n_samples=-1), V,
-        says("'n_samples' parameter of LpBall", "int >= 0", "Got -1"))
-    add(e, "n_samples = 1 for a Monte Carlo volume", lambda: IntersectionBall(2, [([0, 1], L2)]).volume(n_samples=1), V,
-        says("'n_samples' parameter of IntersectionBall", "int >= 2", "Got 1"))
+    add(
+        e,
+        "n_samples = -1",
+        lambda: L2.volume(n_samples=-1),
+        V,
+        says("'n_samples' parameter of LpBall", "int >= 0", "Got -1"),
+    )
+    add(
+        e,
+        "n_samples = 1 for a Monte Carlo volume",
+        lambda: IntersectionBall(2, [([0, 1], L2)]).volume(n_samples=1),
+        V,
+        says("'n_samples' parameter of IntersectionBall", "int >= 2", "Got 1"),
+    )
 
     # ---- geometry: ScaledBall (ball.scaled / c * ball) ------------------------------------
     e = "NormBall.scaled(factor) / ScaledBall"
-    for f, exc, got in ((0, V, "0.0"), (-1, V, "-1.0"), (math.inf, V, "inf"), (math.nan, V, "nan"), ("2", T, "'2'"),
-                        (True, T, "True")):
-        add(e, f"factor = {f!r}", lambda f=f: L2.scaled(f), exc,
-            says("'factor' parameter of ScaledBall", "range (0, inf)", f"Got {got}"))
+    for f, exc, got in (
+        (0, V, "0.0"),
+        (-1, V, "-1.0"),
+        (math.inf, V, "inf"),
+        (math.nan, V, "nan"),
+        ("2", T, "'2'"),
+        (True, T, "True"),
+    ):
+        add(
+            e,
+            f"factor = {f!r}",
+            lambda f=f: L2.scaled(f),
+            exc,
+            says("'factor' parameter of ScaledBall", "range (0, inf)", f"Got {got}"),
+        )
     add(e, "0 * ball", lambda: 0 * L2, V, says("'factor' parameter of ScaledBall", "range (0, inf)", "Got 0.0"))
-    add(e, "ScaledBall(base='l2', 2)", lambda: ScaledBall("l2", 2), T,
-        says("'base' parameter of ScaledBall", "NormBall", "Got str"))
+    add(
+        e,
+        "ScaledBall(base='l2', 2)",
+        lambda: ScaledBall("l2", 2),
+        T,
+        says("'base' parameter of ScaledBall", "NormBall", "Got str"),
+    )
 
     # ---- geometry: Polytope ---------------------------------------------------------------
     e = "Polytope(...)"
-    add(e, "direct instantiation", lambda: Polytope(SQUARE_A, np.ones(4)), T,
-        says("cannot be instantiated directly", "from_halfspaces"))
+    add(
+        e,
+        "direct instantiation",
+        lambda: Polytope(SQUARE_A, np.ones(4)),
+        T,
+        says("cannot be instantiated directly", "from_halfspaces"),
+    )
     e = "Polytope.from_halfspaces(A, b)"
-    add(e, "non-symmetric halfspaces (b = [1, 1, 2, 1])", lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, 2, 1]), NB,
-        says("not symmetric", "rule", "Row 0, normalized [1.0, 0.0], has no opposite row"))
-    add(e, "unbounded: only |u_0| <= 1", lambda: Polytope.from_halfspaces([[1, 0], [-1, 0]], [1, 1]), NB,
-        says("not bounded", "rule", "Maximizing +u[1] is unbounded"))
-    add(e, "every row of A zero", lambda: Polytope.from_halfspaces(np.zeros((4, 2)), np.ones(4)), NB,
-        says("every row of A is zero", "not bounded"))
-    add(e, "b has a 0 (origin on the boundary)", lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, 0, 1]), NB,
-        says("origin is not interior", "every offset b_i must be > 0", "Got b[2] = 0.0"))
-    add(e, "b has a negative entry", lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, -1, 1]), NB,
-        says("every offset b_i must be > 0", "Got b[2] = -1.0"))
-    add(e, "A holds NaN", lambda: Polytope.from_halfspaces([[np.nan, 0], [0, 1], [-1, 0], [0, -1]], np.ones(4)), V,
-        says("'A' parameter of Polytope.from_halfspaces", "only finite values", "Got nan"))
-    add(e, "b holds inf", lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, np.inf, 1]), V,
-        says("'b' parameter of Polytope.from_halfspaces", "only finite values", "Got inf"))
-    add(e, "A 1-D", lambda: Polytope.from_halfspaces([1, 0], [1]), V,
-        says("'A' parameter of Polytope.from_halfspaces", "2-D array", "Got shape (2,)"))
-    add(e, "A 3-D", lambda: Polytope.from_halfspaces(np.ones((2, 2, 2)), [1, 1]), V,
-        says("'A' parameter of Polytope.from_halfspaces", "2-D array", "Got shape (2, 2, 2)"))
-    add(e, "A with 0 rows", lambda: Polytope.from_halfspaces(np.zeros((0, 2)), []), V,
-        says("'A' parameter of Polytope.from_halfspaces", "at least one row", "Got shape (0, 2)"))
-    add(e, "A of strings", lambda: Polytope.from_halfspaces([["a", "b"]], [1]), T,
-        says("'A' parameter of Polytope.from_halfspaces", "real numbers", "Got list"))
-    add(e, "b of the wrong length", lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, 1]), V,
-        says("'b' parameter of Polytope.from_halfspaces", "length 4", "Got shape (3,)"))
-    add(e, "b 2-D", lambda: Polytope.from_halfspaces(SQUARE_A, np.ones((2, 4))), V,
-        says("'b' parameter of Polytope.from_halfspaces", "1-D array of length 4", "Got shape (2, 4)"))
-    add(e, "max_qhull_dim = -1", lambda: Polytope.from_halfspaces(SQUARE_A, np.ones(4), max_qhull_dim=-1), V,
-        says("'max_qhull_dim' parameter", "int >= 0", "Got -1"))
+    add(
+        e,
+        "non-symmetric halfspaces (b = [1, 1, 2, 1])",
+        lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, 2, 1]),
+        NB,
+        says("not symmetric", "rule", "Row 0, normalized [1.0, 0.0], has no opposite row"),
+    )
+    add(
+        e,
+        "unbounded: only |u_0| <= 1",
+        lambda: Polytope.from_halfspaces([[1, 0], [-1, 0]], [1, 1]),
+        NB,
+        says("not bounded", "rule", "Maximizing +u[1] is unbounded"),
+    )
+    add(
+        e,
+        "every row of A zero",
+        lambda: Polytope.from_halfspaces(np.zeros((4, 2)), np.ones(4)),
+        NB,
+        says("every row of A is zero", "not bounded"),
+    )
+    add(
+        e,
+        "b has a 0 (origin on the boundary)",
+        lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, 0, 1]),
+        NB,
+        says("origin is not interior", "every offset b_i must be > 0", "Got b[2] = 0.0"),
+    )
+    add(
+        e,
+        "b has a negative entry",
+        lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, -1, 1]),
+        NB,
+        says("every offset b_i must be > 0", "Got b[2] = -1.0"),
+    )
+    add(
+        e,
+        "A holds NaN",
+        lambda: Polytope.from_halfspaces([[np.nan, 0], [0, 1], [-1, 0], [0, -1]], np.ones(4)),
+        V,
+        says("'A' parameter of Polytope.from_halfspaces", "only finite values", "Got nan"),
+    )
+    add(
+        e,
+        "b holds inf",
+        lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, np.inf, 1]),
+        V,
+        says("'b' parameter of Polytope.from_halfspaces", "only finite values", "Got inf"),
+    )
+    add(
+        e,
+        "A 1-D",
+        lambda: Polytope.from_halfspaces([1, 0], [1]),
+        V,
+        says("'A' parameter of Polytope.from_halfspaces", "2-D array", "Got shape (2,)"),
+    )
+    add(
+        e,
+        "A 3-D",
+        lambda: Polytope.from_halfspaces(np.ones((2, 2, 2)), [1, 1]),
+        V,
+        says("'A' parameter of Polytope.from_halfspaces", "2-D array", "Got shape (2, 2, 2)"),
+    )
+    add(
+        e,
+        "A with 0 rows",
+        lambda: Polytope.from_halfspaces(np.zeros((0, 2)), []),
+        V,
+        says("'A' parameter of Polytope.from_halfspaces", "at least one row", "Got shape (0, 2)"),
+    )
+    add(
+        e,
+        "A of strings",
+        lambda: Polytope.from_halfspaces([["a", "b"]], [1]),
+        T,
+        says("'A' parameter of Polytope.from_halfspaces", "real numbers", "Got list"),
+    )
+    add(
+        e,
+        "b of the wrong length",
+        lambda: Polytope.from_halfspaces(SQUARE_A, [1, 1, 1]),
+        V,
+        says("'b' parameter of Polytope.from_halfspaces", "length 4", "Got shape (3,)"),
+    )
+    add(
+        e,
+        "b 2-D",
+        lambda: Polytope.from_halfspaces(SQUARE_A, np.ones((2, 4))),
+        V,
+        says("'b' parameter of Polytope.from_halfspaces", "1-D array of length 4", "Got shape (2, 4)"),
+    )
+    add(
+        e,
+        "max_qhull_dim = -1",
+        lambda: Polytope.from_halfspaces(SQUARE_A, np.ones(4), max_qhull_dim=-1),
+        V,
+        says("'max_qhull_dim' parameter", "int >= 0", "Got -1"),
+    )
     e = "Polytope.from_points(V)"
-    add(e, "points spanning a line (rank 1 in R^2)", lambda: Polytope.from_points([[1, 1], [2, 2]]), NB,
-        says("not absorbing", "must span R^2", "Got rank 1"))
-    add(e, "only the origin (rank 0)", lambda: Polytope.from_points([[0, 0], [0, 0]]), NB,
-        says("must span R^2", "Got rank 0"))
-    add(e, "V holds NaN", lambda: Polytope.from_points([[1, np.nan], [2, 2]]), V,
-        says("'V' parameter of Polytope.from_points", "only finite values", "Got nan"))
-    add(e, "V with 0 rows", lambda: Polytope.from_points(np.zeros((0, 2))), V,
-        says("'V' parameter of Polytope.from_points", "at least one row", "Got shape (0, 2)"))
-    add(e, "V 1-D", lambda: Polytope.from_points([1, 2, 3]), V,
-        says("'V' parameter of Polytope.from_points", "2-D", "Got shape (3,)"))
-    add(e, "V 3-D", lambda: Polytope.from_points(np.ones((2, 2, 2))), V,
-        says("'V' parameter of Polytope.from_points", "2-D", "Got shape (2, 2, 2)"))
-    add(e, "V of strings", lambda: Polytope.from_points([["a", "b"]]), T,
-        says("'V' parameter of Polytope.from_points", "real numbers", "Got list"))
+    add(
+        e,
+        "points spanning a line (rank 1 in R^2)",
+        lambda: Polytope.from_points([[1, 1], [2, 2]]),
+        NB,
+        says("not absorbing", "must span R^2", "Got rank 1"),
+    )
+    add(
+        e,
+        "only the origin (rank 0)",
+        lambda: Polytope.from_points([[0, 0], [0, 0]]),
+        NB,
+        says("must span R^2", "Got rank 0"),
+    )
+    add(
+        e,
+        "V holds NaN",
+        lambda: Polytope.from_points([[1, np.nan], [2, 2]]),
+        V,
+        says("'V' parameter of Polytope.from_points", "only finite values", "Got nan"),
+    )
+    add(
+        e,
+        "V with 0 rows",
+        lambda: Polytope.from_points(np.zeros((0, 2))),
+        V,
+        says("'V' parameter of Polytope.from_points", "at least one row", "Got shape (0, 2)"),
+    )
+    add(
+        e,
+        "V 1-D",
+        lambda: Polytope.from_points([1, 2, 3]),
+        V,
+        says("'V' parameter of Polytope.from_points", "2-D", "Got shape (3,)"),
+    )
+    add(
+        e,
+        "V 3-D",
+        lambda: Polytope.from_points(np.ones((2, 2, 2))),
+        V,
+        says("'V' parameter of Polytope.from_points", "2-D", "Got shape (2, 2, 2)"),
+    )
+    add(
+        e,
+        "V of strings",
+        lambda: Polytope.from_points([["a", "b"]]),
+        T,
+        says("'V' parameter of Polytope.from_points", "real numbers", "Got list"),
+    )
 
     # ---- geometry: IntersectionBall -------------------------------------------------------
     e = "IntersectionBall(dim, constraints)"
-    add(e, "constraints = []", lambda: IntersectionBall(2, []), V,
-        says("'constraints' parameter of IntersectionBall", "non-empty", "Got []"))
-    add(e, "constraints = None", lambda: IntersectionBall(2, None), T,
-        says("'constraints' parameter of IntersectionBall", "Got None"))
-    add(e, "a coordinate in no constraint (unbounded)", lambda: IntersectionBall(3, [([0, 1], L2)]), NB,
-        says("not bounded", "every coordinate must appear", "Uncovered coordinates: [2]"))
-    add(e, "index out of range", lambda: IntersectionBall(2, [([0, 2], L2)]), V,
-        says("indices of constraint 0", "range [0, 2)", "Got [0, 2]"))
-    add(e, "negative index", lambda: IntersectionBall(2, [([-1, 0], L2)]), V,
-        says("indices of constraint 0", "range [0, 2)", "Got [-1, 0]"))
-    add(e, "repeated index", lambda: IntersectionBall(2, [([0, 0], L2)]), V,
-        says("indices of constraint 0", "distinct", "Got [0, 0]"))
-    add(e, "float indices", lambda: IntersectionBall(2, [([0.0, 1.0], L2)]), T,
-        says("indices of constraint 0", "ints", "Got [0.0, 1.0]"))
-    add(e, "ball dimension != len(indices)", lambda: IntersectionBall(3, [([0, 1, 2], L2)]), V,
-        says("ball of constraint 0", "dimension len(indices) = 3", "dimension 2"))
-    add(e, "a string instead of a ball", lambda: IntersectionBall(2, [([0, 1], "l2")]), T,
-        says("'constraints' parameter of IntersectionBall", "(indices, NormBall) pairs", "Got a str"))
-    add(e, "dim = 0", lambda: IntersectionBall(0, [([0, 1], L2)]), V,
-        says("'dim' parameter of IntersectionBall", "int >= 1", "Got 0"))
+    add(
+        e,
+        "constraints = []",
+        lambda: IntersectionBall(2, []),
+        V,
+        says("'constraints' parameter of IntersectionBall", "non-empty", "Got []"),
+    )
+    add(
+        e,
+        "constraints = None",
+        lambda: IntersectionBall(2, None),
+        T,
+        says("'constraints' parameter of IntersectionBall", "Got None"),
+    )
+    add(
+        e,
+        "a coordinate in no constraint (unbounded)",
+        lambda: IntersectionBall(3, [([0, 1], L2)]),
+        NB,
+        says("not bounded", "every coordinate must appear", "Uncovered coordinates: [2]"),
+    )
+    add(
+        e,
+        "index out of range",
+        lambda: IntersectionBall(2, [([0, 2], L2)]),
+        V,
+        says("indices of constraint 0", "range [0, 2)", "Got [0, 2]"),
+    )
+    add(
+        e,
+        "negative index",
+        lambda: IntersectionBall(2, [([-1, 0], L2)]),
+        V,
+        says("indices of constraint 0", "range [0, 2)", "Got [-1, 0]"),
+    )
+    add(
+        e,
+        "repeated index",
+        lambda: IntersectionBall(2, [([0, 0], L2)]),
+        V,
+        says("indices of constraint 0", "distinct", "Got [0, 0]"),
+    )
+    add(
+        e,
+        "float indices",
+        lambda: IntersectionBall(2, [([0.0, 1.0], L2)]),
+        T,
+        says("indices of constraint 0", "ints", "Got [0.0, 1.0]"),
+    )
+    add(
+        e,
+        "ball dimension != len(indices)",
+        lambda: IntersectionBall(3, [([0, 1, 2], L2)]),
+        V,
+        says("ball of constraint 0", "dimension len(indices) = 3", "dimension 2"),
+    )
+    add(
+        e,
+        "a string instead of a ball",
+        lambda: IntersectionBall(2, [([0, 1], "l2")]),
+        T,
+        says("'constraints' parameter of IntersectionBall", "(indices, NormBall) pairs", "Got a str"),
+    )
+    add(
+        e,
+        "dim = 0",
+        lambda: IntersectionBall(0, [([0, 1], L2)]),
+        V,
+        says("'dim' parameter of IntersectionBall", "int >= 1", "Got 0"),
+    )
 
     # ---- geometry: OracleBall -------------------------------------------------------------
     e = "OracleBall(member, bounding_box)"
-    add(e, "non-convex membership (l_1/2 'ball')",
+    add(
+        e,
+        "non-convex membership (l_1/2 'ball')",
         lambda: OracleBall(lambda U: np.sqrt(np.abs(U)).sum(axis=1) ** 2 <= 1, 1.0, dim=2),
-        NB, says("OracleBall: not convex", "is not a member"))
-    add(e, "non-symmetric membership (shifted disk)",
+        NB,
+        says("OracleBall: not convex", "is not a member"),
+    )
+    add(
+        e,
+        "non-symmetric membership (shifted disk)",
         lambda: OracleBall(lambda U: ((U - [0.3, 0]) ** 2).sum(axis=1) <= 1, 1.5, dim=2),
-        NB, says("OracleBall: not symmetric", "is a member but -u is not"))
-    add(e, "unbounded membership (slab |u_0| <= 1)", lambda: OracleBall(lambda U: np.abs(U[:, 0]) <= 1, 1.0, dim=2), NB,
-        says("not bounded by the bounding box", "is a member but |u[1]| > b[1] = 1.0"))
-    add(e, "bounding box too small for the set", lambda: OracleBall(DISK, 0.5, dim=2), NB,
-        says("not bounded by the bounding box", "b[1] = 0.5"))
-    add(e, "origin not a member", lambda: OracleBall(lambda U: (U**2).sum(axis=1) >= 0.1, 1.0, dim=2), NB,
-        says("origin is not a member", "not absorbing"))
-    add(e, "member not callable", lambda: OracleBall("disk", 1.0, dim=2), T,
-        says("'member' parameter of OracleBall", "callable", "Got str"))
-    add(e, "member returns a scalar", lambda: OracleBall(lambda U: True, 1.0, dim=2), T,
-        says("'member' function of OracleBall", "boolean array of shape (1,)", "Got bool of shape ()"))
-    add(e, "member returns floats", lambda: OracleBall(lambda U: (U**2).sum(axis=1), 1.0, dim=2), T,
-        says("'member' function of OracleBall", "boolean array", "Got float64"))
-    add(e, "bounding_box = -1", lambda: OracleBall(DISK, -1.0, dim=2), V,
-        says("'bounding_box' parameter of OracleBall", "positive finite", "Got -1.0"))
-    add(e, "bounding_box = nan", lambda: OracleBall(DISK, math.nan, dim=2), V,
-        says("'bounding_box' parameter of OracleBall", "positive finite", "Got nan"))
-    add(e, "bounding_box = [1, inf]", lambda: OracleBall(DISK, [1, math.inf]), V,
-        says("'bounding_box' parameter of OracleBall", "positive finite", "Got [1, inf]"))
-    add(e, "bounding_box = 'big'", lambda: OracleBall(DISK, "big", dim=2), T,
-        says("'bounding_box' parameter of OracleBall", "Got 'big'"))
-    add(e, "scalar bounding_box without dim", lambda: OracleBall(DISK, 1.0), T,
-        says("'dim' parameter of OracleBall", "required", "Got None"))
-    add(e, "dim != len(bounding_box)", lambda: OracleBall(DISK, [1, 1], dim=3), V,
-        says("'dim' parameter of OracleBall", "equal len(bounding_box) = 2", "Got 3"))
-    add(e, "inner_radius too large", lambda: OracleBall(DISK, 1.0, dim=2, inner_radius=1.5), NB,
-        says("inner_radius 1.5 is too large", "[1.5, 0.0] is not a member"))
-    add(e, "inner_radius = -1", lambda: OracleBall(DISK, 1.0, dim=2, inner_radius=-1), V,
-        says("'inner_radius' parameter of OracleBall", "range (0, inf)", "Got -1.0"))
-    add("OracleBall.check(n)", "n = 0", lambda: OracleBall(DISK, 1.0, dim=2).check(0), V,
-        says("'n' parameter of OracleBall.check", "int >= 1", "Got 0"))
+        NB,
+        says("OracleBall: not symmetric", "is a member but -u is not"),
+    )
+    add(
+        e,
+        "unbounded membership (slab |u_0| <= 1)",
+        lambda: OracleBall(lambda U: np.abs(U[:, 0]) <= 1, 1.0, dim=2),
+        NB,
+        says("not bounded by the bounding box", "is a member but |u[1]| > b[1] = 1.0"),
+    )
+    add(
+        e,
+        "bounding box too small for the set",
+        lambda: OracleBall(DISK, 0.5, dim=2),
+        NB,
+        says("not bounded by the bounding box", "b[1] = 0.5"),
+    )
+    add(
+        e,
+        "origin not a member",
+        lambda: OracleBall(lambda U: (U**2).sum(axis=1) >= 0.1, 1.0, dim=2),
+        NB,
+        says("origin is not a member", "not absorbing"),
+    )
+    add(
+        e,
+        "member not callable",
+        lambda: OracleBall("disk", 1.0, dim=2),
+        T,
+        says("'member' parameter of OracleBall", "callable", "Got str"),
+    )
+    add(
+        e,
+        "member returns a scalar",
+        lambda: OracleBall(lambda U: True, 1.0, dim=2),
+        T,
+        says("'member' function of OracleBall", "boolean array of shape (1,)", "Got bool of shape ()"),
+    )
+    add(
+        e,
+        "member returns floats",
+        lambda: OracleBall(lambda U: (U**2).sum(axis=1), 1.0, dim=2),
+        T,
+        says("'member' function of OracleBall", "boolean array", "Got float64"),
+    )
+    add(
+        e,
+        "bounding_box = -1",
+        lambda: OracleBall(DISK, -1.0, dim=2),
+        V,
+        says("'bounding_box' parameter of OracleBall", "positive finite", "Got -1.0"),
+    )
+    add(
+        e,
+        "bounding_box = nan",
+        lambda: OracleBall(DISK, math.nan, dim=2),
+        V,
+        says("'bounding_box' parameter of OracleBall", "positive finite", "Got nan"),
+    )
+    add(
+        e,
+        "bounding_box = [1, inf]",
+        lambda: OracleBall(DISK, [1, math.inf]),
+        V,
+        says("'bounding_box' parameter of OracleBall", "positive finite", "Got [1, inf]"),
+    )
+    add(
+        e,
+        "bounding_box = 'big'",
+        lambda: OracleBall(DISK, "big", dim=2),
+        T,
+        says("'bounding_box' parameter of OracleBall", "Got 'big'"),
+    )
+    add(
+        e,
+        "scalar bounding_box without dim",
+        lambda: OracleBall(DISK, 1.0),
+        T,
+        says("'dim' parameter of OracleBall", "required", "Got None"),
+    )
+    add(
+        e,
+        "dim != len(bounding_box)",
+        lambda: OracleBall(DISK, [1, 1], dim=3),
+        V,
+        says("'dim' parameter of OracleBall", "equal len(bounding_box) = 2", "Got 3"),
+    )
+    add(
+        e,
+        "inner_radius too large",
+        lambda: OracleBall(DISK, 1.0, dim=2, inner_radius=1.5),
+        NB,
+        says("inner_radius 1.5 is too large", "[1.5, 0.0] is not a member"),
+    )
+    add(
+        e,
+        "inner_radius = -1",
+        lambda: OracleBall(DISK, 1.0, dim=2, inner_radius=-1),
+        V,
+        says("'inner_radius' parameter of OracleBall", "range (0, inf)", "Got -1.0"),
+    )
+    add(
+        "OracleBall.check(n)",
+        "n = 0",
+        lambda: OracleBall(DISK, 1.0, dim=2).check(0),
+        V,
+        says("'n' parameter of OracleBall.check", "int >= 1", "Got 0"),
+    )
 
     # ---- geometry: the regression balls ---------------------------------------------------
-    add("K2Ball().norm(u)", "u of length 3", lambda: K2Ball().norm([1, 2, 3]), V,
-        says("'u' parameter of K2Ball", "length 2", "Got shape (3,)"))
-    add("K2Ball().norm(u)", "u = [nan, 0]", lambda: K2Ball().norm([np.nan, 0]), V,
-        says("'u' parameter of K2Ball", "finite", "Got nan"))
-    add("k3_ball().norm(u)", "u = [inf, 0, 0]", lambda: k3_ball().norm([np.inf, 0, 0]), V,
-        says("'u' parameter of Polytope", "finite", "Got inf"))
+    add(
+        "K2Ball().norm(u)",
+        "u of length 3",
+        lambda: K2Ball().norm([1, 2, 3]),
+        V,
+        says("'u' parameter of K2Ball", "length 2", "Got shape (3,)"),
+    )
+    add(
+        "K2Ball().norm(u)",
+        "u = [nan, 0]",
+        lambda: K2Ball().norm([np.nan, 0]),
+        V,
+        says("'u' parameter of K2Ball", "finite", "Got nan"),
+    )
+    add(
+        "k3_ball().norm(u)",
+        "u = [inf, 0, 0]",
+        lambda: k3_ball().norm([np.inf, 0, 0]),
+        V,
+        says("'u' parameter of Polytope", "finite", "Got inf"),
+    )
 
     # ---- noise: KNormNoise ----------------------------------------------------------------
     e = "KNormNoise(ball, scale)"
-    add(e, "ball = 'l2' (a string)", lambda: KNormNoise("l2", 1.0), T,
-        says("'ball' parameter of KNormNoise", "NormBall", "Got str"))
-    for s, exc, got in ((0, V, "0.0"), (-1, V, "-1.0"), (math.inf, V, "inf"), (math.nan, V, "nan"), ("1", T, "'1'"),
-                        (True, T, "True")):
-        add(e, f"scale = {s!r}", lambda s=s: KNormNoise(L2, s), exc,
-            says("'scale' parameter of KNormNoise", "range (0, inf)", f"Got {got}"))
+    add(
+        e,
+        "ball = 'l2' (a string)",
+        lambda: KNormNoise("l2", 1.0),
+        T,
+        says("'ball' parameter of KNormNoise", "NormBall", "Got str"),
+    )
+    for s, exc, got in (
+        (0, V, "0.0"),
+        (-1, V, "-1.0"),
+        (math.inf, V, "inf"),
+        (math.nan, V, "nan"),
+        ("1", T, "'1'"),
+        (True, T, "True"),
+    ):
+        add(
+            e,
+            f"scale = {s!r}",
+            lambda s=s: KNormNoise(L2, s),
+            exc,
+            says("'scale' parameter of KNormNoise", "range (0, inf)", f"Got {got}"),
+        )
     e = "KNormNoise.sample(size, rng)"
     for sz, exc, got in ((-1, V, "-1"), (2.5, T, "2.5"), ("3", T, "'3'"), ((2, -1), V, "-1")):
-        add(e, f"size = {sz!r}", lambda sz=sz: noise().sample(sz, rng=0), exc,
-            says("'size' parameter of KNormNoise", "int >= 0", f"Got {got}"))
+        add(
+            e,
+            f"size = {sz!r}",
+            lambda sz=sz: noise().sample(sz, rng=0),
+            exc,
+            says("'size' parameter of KNormNoise", "int >= 0", f"Got {got}"),
+        )
     add(e, "rng = -1 (negative seed)", lambda: noise().sample(2, rng=-1), (T, V), mentions("'rng' parameter", "Got -1"))
     e = "KNormNoise.logpdf / depth (x)"
-    add(e, "x = [nan, 0] (logpdf)", lambda: noise().logpdf([np.nan, 0]), V,
-        says("'x' parameter of KNormNoise", "finite", "Got nan"))
-    add(e, "x of length 3 (logpdf)", lambda: noise().logpdf([1, 2, 3]), V,
-        says("'x' parameter of KNormNoise", "length 2", "Got shape (3,)"))
-    add(e, "x = ['a', 'b'] (logpdf)", lambda: noise().logpdf(["a", "b"]), T,
-        says("'x' parameter of KNormNoise", "real numbers", "Got list"))
-    add(e, "x = [inf, 0] (depth)", lambda: noise().depth([np.inf, 0]), V,
-        says("'x' parameter of KNormNoise", "finite", "Got inf"))
+    add(
+        e,
+        "x = [nan, 0] (logpdf)",
+        lambda: noise().logpdf([np.nan, 0]),
+        V,
+        says("'x' parameter of KNormNoise", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "x of length 3 (logpdf)",
+        lambda: noise().logpdf([1, 2, 3]),
+        V,
+        says("'x' parameter of KNormNoise", "length 2", "Got shape (3,)"),
+    )
+    add(
+        e,
+        "x = ['a', 'b'] (logpdf)",
+        lambda: noise().logpdf(["a", "b"]),
+        T,
+        says("'x' parameter of KNormNoise", "real numbers", "Got list"),
+    )
+    add(
+        e,
+        "x = [inf, 0] (depth)",
+        lambda: noise().depth([np.inf, 0]),
+        V,
+        says("'x' parameter of KNormNoise", "finite", "Got inf"),
+    )
     e = "KNormNoise.concentration_set(alpha)"
-    for a, exc, got in ((0, V, "0.0"), (1, V, "1.0"), (-0.1, V, "-0.1"), (1.5, V, "1.5"), ("bad", T, "'bad'"),
-                        (math.nan, V, "nan"),
-                        (True, T, "True")):
-        add(e, f"alpha = {a!r}", lambda a=a: noise().concentration_set(a), exc,
-            says("'alpha' parameter of KNormNoise.concentration_set", "range (0, 1)", f"Got {got}"))
+    for a, exc, got in (
+        (0, V, "0.0"),
+        (1, V, "1.0"),
+        (-0.1, V, "-0.1"),
+        (1.5, V, "1.5"),
+        ("bad", T, "'bad'"),
+        (math.nan, V, "nan"),
+        (True, T, "True"),
+    ):
+        add(
+            e,
+            f"alpha = {a!r}",
+            lambda a=a: noise().concentration_set(a),
+            exc,
+            says("'alpha' parameter of KNormNoise.concentration_set", "range (0, 1)", f"Got {got}"),
+        )
     e = "KNormNoise.conditional_variance(e)"
-    add(e, "e = [0, 0] (zero direction)", lambda: noise().conditional_variance([0, 0]), V,
-        says("'e' parameter of KNormNoise.conditional_variance", "non-zero direction", "Got the zero vector"))
-    add(e, "e = [nan, 0]", lambda: noise().conditional_variance([np.nan, 0]), V,
-        says("'e' parameter of KNormNoise", "finite", "Got nan"))
-    add(e, "e of length 3", lambda: noise().conditional_variance([1, 0, 0]), V,
-        says("'e' parameter of KNormNoise", "length 2", "Got shape (3,)"))
+    add(
+        e,
+        "e = [0, 0] (zero direction)",
+        lambda: noise().conditional_variance([0, 0]),
+        V,
+        says("'e' parameter of KNormNoise.conditional_variance", "non-zero direction", "Got the zero vector"),
+    )
+    add(
+        e,
+        "e = [nan, 0]",
+        lambda: noise().conditional_variance([np.nan, 0]),
+        V,
+        says("'e' parameter of KNormNoise", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "e of length 3",
+        lambda: noise().conditional_variance([1, 0, 0]),
+        V,
+        says("'e' parameter of KNormNoise", "length 2", "Got shape (3,)"),
+    )
 
     # ---- mechanisms: KNormMechanism -------------------------------------------------------
     e = "KNormMechanism(ball, sensitivity, epsilon)"
-    for eps, exc, got in ((0, V, "0.0"), (-1, V, "-1.0"), (math.inf, V, "inf"), (math.nan, V, "nan"), ("1", T, "'1'"),
-                          (True, T, "True"), (None, T, "None")):
-        add(e, f"epsilon = {eps!r}", lambda eps=eps: mech(epsilon=eps), exc,
-            says("'epsilon' parameter of KNormMechanism", "range (0, inf)", f"Got {got}"))
+    for eps, exc, got in (
+        (0, V, "0.0"),
+        (-1, V, "-1.0"),
+        (math.inf, V, "inf"),
+        (math.nan, V, "nan"),
+        ("1", T, "'1'"),
+        (True, T, "True"),
+        (None, T, "None"),
+    ):
+        add(
+            e,
+            f"epsilon = {eps!r}",
+            lambda eps=eps: mech(epsilon=eps),
+            exc,
+            says("'epsilon' parameter of KNormMechanism", "range (0, inf)", f"Got {got}"),
+        )
     for s, exc, got in ((0, V, "0.0"), (-1, V, "-1.0"), (math.inf, V, "inf"), (math.nan, V, "nan"), ("1", T, "'1'")):
-        add(e, f"sensitivity = {s!r}", lambda s=s: mech(sensitivity=s), exc,
-            says("'sensitivity' parameter of KNormMechanism", "range (0, inf)", f"Got {got}"))
-    add(e, "sensitivity = Sensitivity(1.0, kind='estimate')",
-        lambda: mech(sensitivity=Sensitivity(1.0, kind="estimate")), U,
-        says("'sensitivity' parameter of KNormMechanism", "exact or a certified upper bound",
-             "Got an estimate (1, sampled)"))
-    add(e, "sensitivity from SensitivitySpace.estimate_sensitivity",
-        lambda: mech(sensitivity=squared_statistic_space().estimate_sensitivity(2, 1000, rng=0)), U,
-        says("'sensitivity' parameter of KNormMechanism", "certified upper bound", "Got an estimate"))
-    add(e, "ball = inner_hull (estimated from samples)", estimated_ball, U,
-        says("'ball' parameter of KNormMechanism", "must not be estimated from samples", "Got Polytope("))
-    add(e, "ball = 'l2' (a string)", lambda: mech(ball="l2"), T,
-        says("'ball' parameter of KNormMechanism", "NormBall", "Got str"))
+        add(
+            e,
+            f"sensitivity = {s!r}",
+            lambda s=s: mech(sensitivity=s),
+            exc,
+            says("'sensitivity' parameter of KNormMechanism", "range (0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "sensitivity = Sensitivity(1.0, kind='estimate')",
+        lambda: mech(sensitivity=Sensitivity(1.0, kind="estimate")),
+        U,
+        says(
+            "'sensitivity' parameter of KNormMechanism",
+            "exact or a certified upper bound",
+            "Got an estimate (1, sampled)",
+        ),
+    )
+    add(
+        e,
+        "sensitivity from SensitivitySpace.estimate_sensitivity",
+        lambda: mech(sensitivity=squared_statistic_space().estimate_sensitivity(2, 1000, rng=0)),
+        U,
+        says("'sensitivity' parameter of KNormMechanism", "certified upper bound", "Got an estimate"),
+    )
+    add(
+        e,
+        "ball = inner_hull (estimated from samples)",
+        estimated_ball,
+        U,
+        says("'ball' parameter of KNormMechanism", "must not be estimated from samples", "Got Polytope("),
+    )
+    add(
+        e,
+        "ball = 'l2' (a string)",
+        lambda: mech(ball="l2"),
+        T,
+        says("'ball' parameter of KNormMechanism", "NormBall", "Got str"),
+    )
     e = "KNormMechanism.release(value, rng, accountant)"
-    add(e, "value = [nan, 0]", lambda: mech().release([np.nan, 0], rng=0), V,
-        says("'value' parameter of KNormMechanism.release", "finite", "Got nan"))
-    add(e, "value = [inf, 0]", lambda: mech().release([np.inf, 0], rng=0), V,
-        says("'value' parameter of KNormMechanism.release", "finite", "Got inf"))
-    add(e, "value of length 3", lambda: mech().release([1, 2, 3], rng=0), V,
-        says("'value' parameter of KNormMechanism.release", "length 2", "Got shape (3,)"))
-    add(e, "value 3-D with a wrong last axis", lambda: mech().release(np.zeros((2, 2, 3)), rng=0), V,
-        says("'value' parameter of KNormMechanism.release", "length 2", "Got shape (2, 2, 3)"))
-    add(e, "value = ['a', 'b']", lambda: mech().release(["a", "b"], rng=0), T,
-        says("'value' parameter of KNormMechanism.release", "real numbers", "Got list"))
-    add(e, "accountant over budget (0.25 left, epsilon 0.5)", release_over_budget, BudgetExceededError,
-        says("Spending epsilon=0.5", "would exceed the total 1", "remaining 0.25"))
-    add(e, "accountant = 1.0 (no spend method)", lambda: mech().release([0, 0], rng=0, accountant=1.0), T,
-        mentions("'accountant' parameter of KNormMechanism.release", "Got 1.0"))
+    add(
+        e,
+        "value = [nan, 0]",
+        lambda: mech().release([np.nan, 0], rng=0),
+        V,
+        says("'value' parameter of KNormMechanism.release", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "value = [inf, 0]",
+        lambda: mech().release([np.inf, 0], rng=0),
+        V,
+        says("'value' parameter of KNormMechanism.release", "finite", "Got inf"),
+    )
+    add(
+        e,
+        "value of length 3",
+        lambda: mech().release([1, 2, 3], rng=0),
+        V,
+        says("'value' parameter of KNormMechanism.release", "length 2", "Got shape (3,)"),
+    )
+    add(
+        e,
+        "value 3-D with a wrong last axis",
+        lambda: mech().release(np.zeros((2, 2, 3)), rng=0),
+        V,
+        says("'value' parameter of KNormMechanism.release", "length 2", "Got shape (2, 2, 3)"),
+    )
+    add(
+        e,
+        "value = ['a', 'b']",
+        lambda: mech().release(["a", "b"], rng=0),
+        T,
+        says("'value' parameter of KNormMechanism.release", "real numbers", "Got list"),
+    )
+    add(
+        e,
+        "accountant over budget (0.25 left, epsilon 0.5)",
+        release_over_budget,
+        BudgetExceededError,
+        says("Spending epsilon=0.5", "would exceed the total 1", "remaining 0.25"),
+    )
+    add(
+        e,
+        "accountant = 1.0 (no spend method)",
+        lambda: mech().release([0, 0], rng=0, accountant=1.0),
+        T,
+        mentions("'accountant' parameter of KNormMechanism.release", "Got 1.0"),
+    )
     add(e, "rng = 1.5", lambda: mech().release([0, 0], rng=1.5), (T, V), mentions("'rng' parameter", "Got 1.5"))
-    add("KNormMechanism.sample_noise(size)", "size = -1", lambda: mech().sample_noise(-1, rng=0), V,
-        says("'size' parameter of KNormNoise", "int >= 0", "Got -1"))
+    add(
+        "KNormMechanism.sample_noise(size)",
+        "size = -1",
+        lambda: mech().sample_noise(-1, rng=0),
+        V,
+        says("'size' parameter of KNormNoise", "int >= 0", "Got -1"),
+    )
     e = "KNormMechanism.privacy_loss(u)"
-    add(e, "u = [nan, 0]", lambda: mech().privacy_loss([np.nan, 0]), V,
-        says("'u' parameter of KNormMechanism.privacy_loss", "finite", "Got nan"))
-    add(e, "u of length 3", lambda: mech().privacy_loss([1, 2, 3]), V,
-        says("'u' parameter of KNormMechanism.privacy_loss", "length 2", "Got shape (3,)"))
+    add(
+        e,
+        "u = [nan, 0]",
+        lambda: mech().privacy_loss([np.nan, 0]),
+        V,
+        says("'u' parameter of KNormMechanism.privacy_loss", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "u of length 3",
+        lambda: mech().privacy_loss([1, 2, 3]),
+        V,
+        says("'u' parameter of KNormMechanism.privacy_loss", "length 2", "Got shape (3,)"),
+    )
 
     # ---- mechanisms: containment, rank_mechanisms, choose_mechanism ------------------------
     e = "containment(first, second)"
     add(e, "first = 'x'", lambda: containment("x", mech()), T, mentions("'first'", "KNormMechanism or a (", "Got 'x'"))
-    add(e, "second = (ball, 1.0, 2) (a triple)", lambda: containment(mech(), (L2, 1.0, 2)), T,
-        mentions("'second'", "sensitivity) pair", "Got (LpBall"))
-    add(e, "balls of different dimensions", lambda: containment(mech(), KNormMechanism(LpBall(3, 2), 1.0, 1.0)), V,
-        says("same dimension", "Got 2 and 3"))
-    add(e, "pair with sensitivity 0", lambda: containment((L2, 0), mech()), V,
-        says("'sensitivity' parameter of containment", "(0, inf)", "Got 0.0"))
-    add(e, "n_search = -5 (search path)",
-        lambda: containment((OracleBall(DISK, 1.0, dim=2), 1.0), (K2Ball(), 1.0), n_search=-5), V,
-        says("'n_search' parameter of containment", "int >= 0", "Got -5"))
-    add(e, "n_search = -5 (exact l_p path)",
-        lambda: accepted(containment((L2, 1.0), (LpBall(2, 1), 1.0), n_search=-5)), V,
-        mentions("'n_search' parameter of containment", "int >= 0", "Got -5"))
+    add(
+        e,
+        "second = (ball, 1.0, 2) (a triple)",
+        lambda: containment(mech(), (L2, 1.0, 2)),
+        T,
+        mentions("'second'", "sensitivity) pair", "Got (LpBall"),
+    )
+    add(
+        e,
+        "balls of different dimensions",
+        lambda: containment(mech(), KNormMechanism(LpBall(3, 2), 1.0, 1.0)),
+        V,
+        says("same dimension", "Got 2 and 3"),
+    )
+    add(
+        e,
+        "pair with sensitivity 0",
+        lambda: containment((L2, 0), mech()),
+        V,
+        says("'sensitivity' parameter of containment", "(0, inf)", "Got 0.0"),
+    )
+    add(
+        e,
+        "n_search = -5 (search path)",
+        lambda: containment((OracleBall(DISK, 1.0, dim=2), 1.0), (K2Ball(), 1.0), n_search=-5),
+        V,
+        says("'n_search' parameter of containment", "int >= 0", "Got -5"),
+    )
+    add(
+        e,
+        "n_search = -5 (exact l_p path)",
+        lambda: accepted(containment((L2, 1.0), (LpBall(2, 1), 1.0), n_search=-5)),
+        V,
+        mentions("'n_search' parameter of containment", "int >= 0", "Got -5"),
+    )
     e = "rank_mechanisms(mechanisms)"
-    add(e, "{} (empty)", lambda: rank_mechanisms({}), V,
-        says("'mechanisms' parameter of rank_mechanisms", "non-empty mapping", "Got {}"))
-    add(e, "{'a': LpBall} (not a mechanism)", lambda: rank_mechanisms({"a": L2}), T,
-        says("Mechanism 'a'", "KNormMechanism", "Got LpBall"))
-    add(e, "different epsilons", lambda: rank_mechanisms({"a": mech(), "b": mech(epsilon=2.0)}), V,
-        says("share dimension and epsilon", "epsilons [1.0, 2.0]"))
+    add(
+        e,
+        "{} (empty)",
+        lambda: rank_mechanisms({}),
+        V,
+        says("'mechanisms' parameter of rank_mechanisms", "non-empty mapping", "Got {}"),
+    )
+    add(
+        e,
+        "{'a': LpBall} (not a mechanism)",
+        lambda: rank_mechanisms({"a": L2}),
+        T,
+        says("Mechanism 'a'", "KNormMechanism", "Got LpBall"),
+    )
+    add(
+        e,
+        "different epsilons",
+        lambda: rank_mechanisms({"a": mech(), "b": mech(epsilon=2.0)}),
+        V,
+        says("share dimension and epsilon", "epsilons [1.0, 2.0]"),
+    )
     add(e, "None", lambda: rank_mechanisms(None), T, mentions("'mechanisms' parameter of rank_mechanisms", "Got None"))
-    add(e, "[mech] (a list, not a mapping)", lambda: rank_mechanisms([mech()]), T,
-        mentions("'mechanisms' parameter of rank_mechanisms", "Got list"))
+    add(
+        e,
+        "[mech] (a list, not a mapping)",
+        lambda: rank_mechanisms([mech()]),
+        T,
+        mentions("'mechanisms' parameter of rank_mechanisms", "Got list"),
+    )
     e = "choose_mechanism(space, epsilon, candidates, time_budget)"
     for eps, exc, got in ((0, V, "0.0"), (math.inf, V, "inf"), ("1", T, "'1'"), (True, T, "True")):
-        add(e, f"epsilon = {eps!r}", lambda eps=eps: choose_mechanism(squared_statistic_space(), eps, rng=0), exc,
-            says("'epsilon' parameter of choose_mechanism", "range (0, inf)", f"Got {got}"))
-    add(e, "time_budget = 0", lambda: choose_mechanism(squared_statistic_space(), 1.0, time_budget=0), V,
-        says("'time_budget' parameter of choose_mechanism", "range (0, inf)", "Got 0.0"))
-    add(e, "candidate 'x' = 3 (not a ball)", lambda: choose_mechanism(squared_statistic_space(), 1.0, {"x": 3}), T,
-        says("Candidate 'x' of choose_mechanism", "NormBall", "Got int"))
-    add(e, "black-box statistic: no certified sensitivity",
+        add(
+            e,
+            f"epsilon = {eps!r}",
+            lambda eps=eps: choose_mechanism(squared_statistic_space(), eps, rng=0),
+            exc,
+            says("'epsilon' parameter of choose_mechanism", "range (0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "time_budget = 0",
+        lambda: choose_mechanism(squared_statistic_space(), 1.0, time_budget=0),
+        V,
+        says("'time_budget' parameter of choose_mechanism", "range (0, inf)", "Got 0.0"),
+    )
+    add(
+        e,
+        "candidate 'x' = 3 (not a ball)",
+        lambda: choose_mechanism(squared_statistic_space(), 1.0, {"x": 3}),
+        T,
+        says("Candidate 'x' of choose_mechanism", "NormBall", "Got int"),
+    )
+    add(
+        e,
+        "black-box statistic: no certified sensitivity",
         lambda: choose_mechanism(black_box_space(), 1.0),
-        V, says("No candidate of choose_mechanism has a certified sensitivity", "black-box statistic"))
-    add(e, "space = 'space' (a string)", lambda: choose_mechanism("space", 1.0), T,
-        mentions("'space' parameter of choose_mechanism", "Got str"))
-    add(e, "candidate of dimension 3 for a 2-D space",
-        lambda: choose_mechanism(squared_statistic_space(), 1.0, {"x": LpBall(3, 2)}), V,
-        mentions("'x'", "choose_mechanism", "dimension 2", "3"))
-    add(e, "rng = 'x'", lambda: choose_mechanism(squared_statistic_space(), 1.0, rng="x"), (T, V),
-        mentions("'rng' parameter", "Got 'x'"))
+        V,
+        says("No candidate of choose_mechanism has a certified sensitivity", "black-box statistic"),
+    )
+    add(
+        e,
+        "space = 'space' (a string)",
+        lambda: choose_mechanism("space", 1.0),
+        T,
+        mentions("'space' parameter of choose_mechanism", "Got str"),
+    )
+    add(
+        e,
+        "candidate of dimension 3 for a 2-D space",
+        lambda: choose_mechanism(squared_statistic_space(), 1.0, {"x": LpBall(3, 2)}),
+        V,
+        mentions("'x'", "choose_mechanism", "dimension 2", "3"),
+    )
+    add(
+        e,
+        "rng = 'x'",
+        lambda: choose_mechanism(squared_statistic_space(), 1.0, rng="x"),
+        (T, V),
+        mentions("'rng' parameter", "Got 'x'"),
+    )
 
     # ---- sensitivity: Sensitivity, Box, FiniteDomain, QuadraticStatistic -------------------
     e = "Sensitivity(value, kind)"
-    add(e, "value = -1", lambda: Sensitivity(-1), V,
-        says("'value' parameter of Sensitivity", "range (0, inf)", "Got -1.0"))
-    add(e, "value = nan", lambda: Sensitivity(math.nan), V,
-        says("'value' parameter of Sensitivity", "range (0, inf)", "Got nan"))
-    add(e, "kind = 'guess'", lambda: Sensitivity(1.0, kind="guess"), V,
-        says("'kind' parameter of Sensitivity", "one of", "Got 'guess'"))
+    add(
+        e,
+        "value = -1",
+        lambda: Sensitivity(-1),
+        V,
+        says("'value' parameter of Sensitivity", "range (0, inf)", "Got -1.0"),
+    )
+    add(
+        e,
+        "value = nan",
+        lambda: Sensitivity(math.nan),
+        V,
+        says("'value' parameter of Sensitivity", "range (0, inf)", "Got nan"),
+    )
+    add(
+        e,
+        "kind = 'guess'",
+        lambda: Sensitivity(1.0, kind="guess"),
+        V,
+        says("'kind' parameter of Sensitivity", "one of", "Got 'guess'"),
+    )
     e = "Box(lower, upper)"
-    add(e, "inverted bounds (lower > upper)", lambda: Box([1, 0], [0, 1]), V,
-        says("'lower' and 'upper' parameters of Box", "lower < upper", "Got lower[0] = 1.0 >= upper[0] = 0.0"))
-    add(e, "equal bounds", lambda: Box([0, 0], [0, 1]), V,
-        says("lower < upper", "Got lower[0] = 0.0 >= upper[0] = 0.0"))
+    add(
+        e,
+        "inverted bounds (lower > upper)",
+        lambda: Box([1, 0], [0, 1]),
+        V,
+        says("'lower' and 'upper' parameters of Box", "lower < upper", "Got lower[0] = 1.0 >= upper[0] = 0.0"),
+    )
+    add(
+        e, "equal bounds", lambda: Box([0, 0], [0, 1]), V, says("lower < upper", "Got lower[0] = 0.0 >= upper[0] = 0.0")
+    )
     add(e, "lower = [nan]", lambda: Box([np.nan], [1]), V, says("'lower' parameter of Box", "finite", "Got nan"))
     add(e, "upper = [inf]", lambda: Box([0], [np.inf]), V, says("'upper' parameter of Box", "finite", "Got inf"))
-    add(e, "lengths 2 and 1", lambda: Box([0, 0], [1]), V,
-        says("parameters of Box", "1-D of equal length", "Got shapes (2,) and (1,)"))
-    add(e, "2-D bounds", lambda: Box(np.zeros((2, 2)), np.ones((2, 2))), V,
-        says("1-D of equal length", "Got shapes (2, 2) and (2, 2)"))
-    add(e, "lower = 'a' (a string)", lambda: Box("a", [1]), T,
-        mentions("'lower' parameter of Box", "real numbers", "'a'"))
-    add(e, "empty bounds (0 coordinates)", lambda: accepted(f"Box of dimension {Box([], []).dim}"), V,
-        mentions("Box", "length >= 1", "Got length 0"))
+    add(
+        e,
+        "lengths 2 and 1",
+        lambda: Box([0, 0], [1]),
+        V,
+        says("parameters of Box", "1-D of equal length", "Got shapes (2,) and (1,)"),
+    )
+    add(
+        e,
+        "2-D bounds",
+        lambda: Box(np.zeros((2, 2)), np.ones((2, 2))),
+        V,
+        says("1-D of equal length", "Got shapes (2, 2) and (2, 2)"),
+    )
+    add(
+        e,
+        "lower = 'a' (a string)",
+        lambda: Box("a", [1]),
+        T,
+        mentions("'lower' parameter of Box", "real numbers", "'a'"),
+    )
+    add(
+        e,
+        "empty bounds (0 coordinates)",
+        lambda: accepted(f"Box of dimension {Box([], []).dim}"),
+        V,
+        mentions("Box", "length >= 1", "Got length 0"),
+    )
     e = "FiniteDomain(records)"
-    add(e, "a single record", lambda: FiniteDomain([[1, 2]]), V,
-        says("'records' parameter of FiniteDomain", "at least 2 records", "Got shape (1, 2)"))
-    add(e, "no records", lambda: FiniteDomain([]), V,
-        says("'records' parameter of FiniteDomain", "at least 2 records", "Got shape (0, 1)"))
-    add(e, "records hold NaN", lambda: FiniteDomain([[1, np.nan], [0, 0]]), V,
-        says("'records' parameter of FiniteDomain", "finite", "Got nan"))
-    add(e, "records 3-D", lambda: FiniteDomain(np.zeros((2, 2, 2))), V,
-        says("'records' parameter of FiniteDomain", "as rows", "Got shape (2, 2, 2)"))
-    add(e, "records of strings", lambda: FiniteDomain([["a"], ["b"]]), T,
-        mentions("'records' parameter of FiniteDomain", "real numbers", "'a'"))
+    add(
+        e,
+        "a single record",
+        lambda: FiniteDomain([[1, 2]]),
+        V,
+        says("'records' parameter of FiniteDomain", "at least 2 records", "Got shape (1, 2)"),
+    )
+    add(
+        e,
+        "no records",
+        lambda: FiniteDomain([]),
+        V,
+        says("'records' parameter of FiniteDomain", "at least 2 records", "Got shape (0, 1)"),
+    )
+    add(
+        e,
+        "records hold NaN",
+        lambda: FiniteDomain([[1, np.nan], [0, 0]]),
+        V,
+        says("'records' parameter of FiniteDomain", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "records 3-D",
+        lambda: FiniteDomain(np.zeros((2, 2, 2))),
+        V,
+        says("'records' parameter of FiniteDomain", "as rows", "Got shape (2, 2, 2)"),
+    )
+    add(
+        e,
+        "records of strings",
+        lambda: FiniteDomain([["a"], ["b"]]),
+        T,
+        mentions("'records' parameter of FiniteDomain", "real numbers", "'a'"),
+    )
     e = "QuadraticStatistic(A, b, lower, upper)"
-    add(e, "A 2-D", lambda: QuadraticStatistic(np.zeros((2, 1)), [[1.0]], [-1], [1]), V,
-        says("'A' and 'b' parameters of QuadraticStatistic", "(m, d, d) and (m, d)", "Got (2, 1) and (1, 1)"))
-    add(e, "inverted box", lambda: QuadraticStatistic(np.zeros((1, 1, 1)), [[1.0]], [1], [-1]), V,
-        says("lower < upper", "Got lower[0] = 1.0 >= upper[0] = -1.0"))
-    add(e, "lower = [nan]", lambda: QuadraticStatistic(np.zeros((1, 1, 1)), [[1.0]], [np.nan], [1]), V,
-        says("'lower' parameter of QuadraticStatistic", "finite", "Got nan"))
-    add(e, "lower of length 2 for d = 1", lambda: QuadraticStatistic(np.zeros((1, 1, 1)), [[1.0]], [-1, 0], [1, 2]), V,
-        says("'lower' parameter of QuadraticStatistic", "length 1", "Got shape (2,)"))
-    add(e, "A holds NaN",
+    add(
+        e,
+        "A 2-D",
+        lambda: QuadraticStatistic(np.zeros((2, 1)), [[1.0]], [-1], [1]),
+        V,
+        says("'A' and 'b' parameters of QuadraticStatistic", "(m, d, d) and (m, d)", "Got (2, 1) and (1, 1)"),
+    )
+    add(
+        e,
+        "inverted box",
+        lambda: QuadraticStatistic(np.zeros((1, 1, 1)), [[1.0]], [1], [-1]),
+        V,
+        says("lower < upper", "Got lower[0] = 1.0 >= upper[0] = -1.0"),
+    )
+    add(
+        e,
+        "lower = [nan]",
+        lambda: QuadraticStatistic(np.zeros((1, 1, 1)), [[1.0]], [np.nan], [1]),
+        V,
+        says("'lower' parameter of QuadraticStatistic", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "lower of length 2 for d = 1",
+        lambda: QuadraticStatistic(np.zeros((1, 1, 1)), [[1.0]], [-1, 0], [1, 2]),
+        V,
+        says("'lower' parameter of QuadraticStatistic", "length 1", "Got shape (2,)"),
+    )
+    add(
+        e,
+        "A holds NaN",
         lambda: accepted(f"m = {QuadraticStatistic(np.full((1, 1, 1), np.nan), [[1.0]], [-1], [1]).dim}"),
         V,
-        mentions("'A' parameter of QuadraticStatistic", "finite", "nan"))
-    add(e, "b holds inf",
-        lambda: accepted(f"m = {QuadraticStatistic(np.zeros((1, 1, 1)), [[np.inf]], [-1], [1]).dim}"), V,
-        mentions("'b' parameter of QuadraticStatistic", "finite", "inf"))
-    add(e, "const of length 3 for m = 1",
+        mentions("'A' parameter of QuadraticStatistic", "finite", "nan"),
+    )
+    add(
+        e,
+        "b holds inf",
+        lambda: accepted(f"m = {QuadraticStatistic(np.zeros((1, 1, 1)), [[np.inf]], [-1], [1]).dim}"),
+        V,
+        mentions("'b' parameter of QuadraticStatistic", "finite", "inf"),
+    )
+    add(
+        e,
+        "const of length 3 for m = 1",
         lambda: accepted(f"m = {QuadraticStatistic(np.zeros((1, 1, 1)), [[1]], [-1], [1], const=[1, 2, 3]).dim}"),
-        V, mentions("'const' parameter of QuadraticStatistic", "length 1", "(3,)"))
+        V,
+        mentions("'const' parameter of QuadraticStatistic", "length 1", "(3,)"),
+    )
 
     # ---- sensitivity: SensitivitySpace ---------------------------------------------------
     qs = lambda: QuadraticStatistic(np.zeros((2, 1, 1)), [[1.0], [2.0]], [-1.0], [1.0])
     e = "SensitivitySpace.additive(t, domain)"
-    add(e, "t = 't' (not callable)", lambda: SensitivitySpace.additive("t", Box([0], [1])), T,
-        says("'t' parameter of SensitivitySpace.additive", "callable", "Got str"))
-    add(e, "domain = 'box'", lambda: SensitivitySpace.additive(lambda z: z, "box"), T,
-        says("'domain' parameter of SensitivitySpace.additive", "Box or FiniteDomain", "Got str"))
-    add(e, "domain missing for a plain callable", lambda: SensitivitySpace.additive(lambda z: z, None), T,
-        says("'domain' parameter of SensitivitySpace.additive", "Box or FiniteDomain", "Got NoneType"))
-    add(e, "neighbours = 'both'", lambda: SensitivitySpace.additive(qs(), None, neighbours="both"), V,
-        says("'neighbours' parameter of SensitivitySpace.additive", "'replace' or 'add_remove'", "Got 'both'"))
-    add(e, "t returns NaN on a FiniteDomain",
+    add(
+        e,
+        "t = 't' (not callable)",
+        lambda: SensitivitySpace.additive("t", Box([0], [1])),
+        T,
+        says("'t' parameter of SensitivitySpace.additive", "callable", "Got str"),
+    )
+    add(
+        e,
+        "domain = 'box'",
+        lambda: SensitivitySpace.additive(lambda z: z, "box"),
+        T,
+        says("'domain' parameter of SensitivitySpace.additive", "Box or FiniteDomain", "Got str"),
+    )
+    add(
+        e,
+        "domain missing for a plain callable",
+        lambda: SensitivitySpace.additive(lambda z: z, None),
+        T,
+        says("'domain' parameter of SensitivitySpace.additive", "Box or FiniteDomain", "Got NoneType"),
+    )
+    add(
+        e,
+        "neighbours = 'both'",
+        lambda: SensitivitySpace.additive(qs(), None, neighbours="both"),
+        V,
+        says("'neighbours' parameter of SensitivitySpace.additive", "'replace' or 'add_remove'", "Got 'both'"),
+    )
+    add(
+        e,
+        "t returns NaN on a FiniteDomain",
         lambda: SensitivitySpace.additive(lambda z: np.full((len(z), 2), np.nan), FiniteDomain([[1.0], [2.0]])),
-        V, says("'t(records)' parameter of SensitivitySpace.additive", "finite", "Got nan"))
-    add(e, "t returns 1-D on a FiniteDomain",
-        lambda: SensitivitySpace.additive(lambda z: z[:, 0], FiniteDomain([[1.0], [2.0]])), V,
-        says("must return shape (k, m)", "Got (2,) for k = 2"))
-    add(e, "Box differs from the QuadraticStatistic's box", lambda: SensitivitySpace.additive(qs(), Box([0], [1])), V,
-        mentions("'domain' parameter of SensitivitySpace.additive", "box of the QuadraticStatistic", "Got", "0.0"))
-    add(e, "t returns 1-D on a Box", lambda: SensitivitySpace.additive(lambda z: z[:, 0], Box([0], [1])), V,
-        mentions("must return shape (k, m)", "Got (2,)"))
-    add(e, "t returns NaN on a Box",
+        V,
+        says("'t(records)' parameter of SensitivitySpace.additive", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "t returns 1-D on a FiniteDomain",
+        lambda: SensitivitySpace.additive(lambda z: z[:, 0], FiniteDomain([[1.0], [2.0]])),
+        V,
+        says("must return shape (k, m)", "Got (2,) for k = 2"),
+    )
+    add(
+        e,
+        "Box differs from the QuadraticStatistic's box",
+        lambda: SensitivitySpace.additive(qs(), Box([0], [1])),
+        V,
+        mentions("'domain' parameter of SensitivitySpace.additive", "box of the QuadraticStatistic", "Got", "0.0"),
+    )
+    add(
+        e,
+        "t returns 1-D on a Box",
+        lambda: SensitivitySpace.additive(lambda z: z[:, 0], Box([0], [1])),
+        V,
+        mentions("must return shape (k, m)", "Got (2,)"),
+    )
+    add(
+        e,
+        "t returns NaN on a Box",
         lambda: accepted(f"dim {SensitivitySpace.additive(lambda z: np.full((len(z), 2), np.nan), Box([0], [1])).dim}"),
         V,
-        mentions("'t(records)'", "finite", "nan"))
+        mentions("'t(records)'", "finite", "nan"),
+    )
     e = "SensitivitySpace.from_support(dim, support)"
-    add(e, "support = 3.0 (not callable)", lambda: space(2, 3.0), T,
-        says("'support' parameter of SensitivitySpace.from_support", "callable", "Got float"))
+    add(
+        e,
+        "support = 3.0 (not callable)",
+        lambda: space(2, 3.0),
+        T,
+        says("'support' parameter of SensitivitySpace.from_support", "callable", "Got float"),
+    )
     for dim, exc, got in ((0, V, "0"), (-1, V, "-1"), (2.5, T, "2.5"), ("two", T, "'two'")):
-        add(e, f"dim = {dim!r}", lambda dim=dim: accepted(f"dim = {space(dim, lambda c: np.ones(len(c))).dim}"), exc,
-            mentions("'dim' parameter of SensitivitySpace", "int >= 1", f"Got {got}"))
-    add(e, "support returns NaN, then sensitivity(inf)",
-        lambda: space(2, lambda c: np.full(len(c), np.nan)).sensitivity(math.inf), V,
-        mentions("'support'", "finite", "nan"))
-    add(e, "support returns -1, then sensitivity(2)", lambda: space(2, lambda c: -np.ones(len(c))).sensitivity(2), V,
-        mentions("'support'", ">= 0", "-1"))
+        add(
+            e,
+            f"dim = {dim!r}",
+            lambda dim=dim: accepted(f"dim = {space(dim, lambda c: np.ones(len(c))).dim}"),
+            exc,
+            mentions("'dim' parameter of SensitivitySpace", "int >= 1", f"Got {got}"),
+        )
+    add(
+        e,
+        "support returns NaN, then sensitivity(inf)",
+        lambda: space(2, lambda c: np.full(len(c), np.nan)).sensitivity(math.inf),
+        V,
+        mentions("'support'", "finite", "nan"),
+    )
+    add(
+        e,
+        "support returns -1, then sensitivity(2)",
+        lambda: space(2, lambda c: -np.ones(len(c))).sensitivity(2),
+        V,
+        mentions("'support'", ">= 0", "-1"),
+    )
     e = "SensitivitySpace.sensitivity(ball)"
-    add(e, "ball of dimension 3 for a 2-D space", lambda: squared_statistic_space().sensitivity(LpBall(3, 2)), V,
-        says("'ball' parameter of SensitivitySpace.sensitivity", "dimension 2", "Got 3"))
-    add(e, "p = 0.5", lambda: squared_statistic_space().sensitivity(0.5), V,
-        says("'p' parameter of LpBall", "[1, inf]", "Got 0.5"))
-    add(e, "p = 'l2' (a string)", lambda: squared_statistic_space().sensitivity("l2"), T,
-        says("'p' parameter of LpBall", "[1, inf]", "Got 'l2'"))
-    add(e, "black-box statistic on a Box",
+    add(
+        e,
+        "ball of dimension 3 for a 2-D space",
+        lambda: squared_statistic_space().sensitivity(LpBall(3, 2)),
+        V,
+        says("'ball' parameter of SensitivitySpace.sensitivity", "dimension 2", "Got 3"),
+    )
+    add(
+        e,
+        "p = 0.5",
+        lambda: squared_statistic_space().sensitivity(0.5),
+        V,
+        says("'p' parameter of LpBall", "[1, inf]", "Got 0.5"),
+    )
+    add(
+        e,
+        "p = 'l2' (a string)",
+        lambda: squared_statistic_space().sensitivity("l2"),
+        T,
+        says("'p' parameter of LpBall", "[1, inf]", "Got 'l2'"),
+    )
+    add(
+        e,
+        "black-box statistic on a Box",
         lambda: black_box_space().sensitivity(2),
         NotImplementedError,
-        says("No certified sensitivity is available for a black-box statistic", "QuadraticStatistic"))
-    add("SensitivitySpace.support(c)", "c = [nan, 1]", lambda: squared_statistic_space().support([np.nan, 1]), V,
-        says("'c' parameter of SensitivitySpace.support", "finite", "Got nan"))
+        says("No certified sensitivity is available for a black-box statistic", "QuadraticStatistic"),
+    )
+    add(
+        "SensitivitySpace.support(c)",
+        "c = [nan, 1]",
+        lambda: squared_statistic_space().support([np.nan, 1]),
+        V,
+        says("'c' parameter of SensitivitySpace.support", "finite", "Got nan"),
+    )
     e = "SensitivitySpace.outer_hull(directions, n_directions)"
-    add(e, "directions hold NaN", lambda: squared_statistic_space().outer_hull(directions=[[np.nan, 1], [1, 0]]), V,
-        says("'directions' parameter of outer_hull", "finite", "Got nan"))
-    add(e, "directions of length 3 for a 2-D space",
-        lambda: squared_statistic_space().outer_hull(directions=[[1, 0, 0]]), V,
-        says("'directions' parameter of outer_hull", "length 2", "Got shape (1, 3)"))
-    add(e, "n_directions = -1", lambda: squared_statistic_space().outer_hull(n_directions=-1), V,
-        says("'n_directions' parameter of outer_hull", "int >= 0", "Got -1"))
-    add(e, "black-box statistic (no support function)",
+    add(
+        e,
+        "directions hold NaN",
+        lambda: squared_statistic_space().outer_hull(directions=[[np.nan, 1], [1, 0]]),
+        V,
+        says("'directions' parameter of outer_hull", "finite", "Got nan"),
+    )
+    add(
+        e,
+        "directions of length 3 for a 2-D space",
+        lambda: squared_statistic_space().outer_hull(directions=[[1, 0, 0]]),
+        V,
+        says("'directions' parameter of outer_hull", "length 2", "Got shape (1, 3)"),
+    )
+    add(
+        e,
+        "n_directions = -1",
+        lambda: squared_statistic_space().outer_hull(n_directions=-1),
+        V,
+        says("'n_directions' parameter of outer_hull", "int >= 0", "Got -1"),
+    )
+    add(
+        e,
+        "black-box statistic (no support function)",
         lambda: black_box_space().outer_hull(),
-        NotImplementedError, says("no certified support function", "QuadraticStatistic"))
-    add(e, "a zero direction", lambda: squared_statistic_space().outer_hull(directions=[[0, 0], [1, 0], [0, 1]]), V,
-        mentions("'directions' parameter of outer_hull", "non-zero", "index 0"))
-    add(e, "one direction (does not span R^2)", lambda: squared_statistic_space().outer_hull(directions=[[1, 0]]), V,
-        mentions("'directions' parameter of outer_hull", "span R^2", "rank 1"))
-    add(e, "rank-deficient space: constant coordinate t = (x, 1)",
-        lambda: constant_coordinate_space().outer_hull(rng=0), V,
-        mentions("outer_hull", "not full-dimensional", "constant"))
-    add(e, "rank-deficient space: duplicated coordinate t = (x, x)",
-        lambda: duplicated_coordinate_space().outer_hull(rng=0), V,
-        mentions("outer_hull", "not full-dimensional", "duplicated"))
-    add(e, "rank-deficient QuadraticStatistic t = (x, 0)", lambda: quadratic_constant_space().outer_hull(rng=0), V,
-        mentions("outer_hull", "not full-dimensional", "constant"))
+        NotImplementedError,
+        says("no certified support function", "QuadraticStatistic"),
+    )
+    add(
+        e,
+        "a zero direction",
+        lambda: squared_statistic_space().outer_hull(directions=[[0, 0], [1, 0], [0, 1]]),
+        V,
+        mentions("'directions' parameter of outer_hull", "non-zero", "index 0"),
+    )
+    add(
+        e,
+        "one direction (does not span R^2)",
+        lambda: squared_statistic_space().outer_hull(directions=[[1, 0]]),
+        V,
+        mentions("'directions' parameter of outer_hull", "span R^2", "rank 1"),
+    )
+    add(
+        e,
+        "rank-deficient space: constant coordinate t = (x, 1)",
+        lambda: constant_coordinate_space().outer_hull(rng=0),
+        V,
+        mentions("outer_hull", "not full-dimensional", "constant"),
+    )
+    add(
+        e,
+        "rank-deficient space: duplicated coordinate t = (x, x)",
+        lambda: duplicated_coordinate_space().outer_hull(rng=0),
+        V,
+        mentions("outer_hull", "not full-dimensional", "duplicated"),
+    )
+    add(
+        e,
+        "rank-deficient QuadraticStatistic t = (x, 0)",
+        lambda: quadratic_constant_space().outer_hull(rng=0),
+        V,
+        mentions("outer_hull", "not full-dimensional", "constant"),
+    )
     e = "linear_regression_space(p)"
     for p, got in ((0, "0"), (-1, "-1"), (2.5, "2.5"), ("2", "'2'"), (True, "True")):
-        add(e, f"p = {p!r}", lambda p=p: linear_regression_space(p), V,
-            says("'p' parameter of RegressionLayout", "int >= 1", f"Got {got}"))
+        add(
+            e,
+            f"p = {p!r}",
+            lambda p=p: linear_regression_space(p),
+            V,
+            says("'p' parameter of RegressionLayout", "int >= 1", f"Got {got}"),
+        )
     e = "logistic_gradient_space(m)"
-    add(e, "m = 0", lambda: logistic_gradient_space(0), V,
-        says("'m' parameter of logistic_gradient_space", "int >= 1", "Got 0"))
+    add(
+        e,
+        "m = 0",
+        lambda: logistic_gradient_space(0),
+        V,
+        says("'m' parameter of logistic_gradient_space", "int >= 1", "Got 0"),
+    )
     for m, exc, got in ((2.7, T, "2.7"), (True, (T, V), "True"), ("x", T, "'x'")):
-        add(e, f"m = {m!r}", lambda m=m: accepted(f"dim = {logistic_gradient_space(m).dim}"), exc,
-            mentions("'m' parameter of logistic_gradient_space", "int >= 1", f"Got {got}"))
+        add(
+            e,
+            f"m = {m!r}",
+            lambda m=m: accepted(f"dim = {logistic_gradient_space(m).dim}"),
+            exc,
+            mentions("'m' parameter of logistic_gradient_space", "int >= 1", f"Got {got}"),
+        )
 
     # ---- accounting -----------------------------------------------------------------------
     e = "PrivacyAccountant(total_epsilon)"
-    for tot, exc, got in ((0, V, "0.0"), (-1, V, "-1.0"), (math.inf, V, "inf"), (math.nan, V, "nan"), ("1", T, "'1'"),
-                          (True, T, "True")):
-        add(e, f"total_epsilon = {tot!r}", lambda tot=tot: PrivacyAccountant(tot), exc,
-            says("'total_epsilon' parameter of PrivacyAccountant", "range (0, inf)", f"Got {got}"))
+    for tot, exc, got in (
+        (0, V, "0.0"),
+        (-1, V, "-1.0"),
+        (math.inf, V, "inf"),
+        (math.nan, V, "nan"),
+        ("1", T, "'1'"),
+        (True, T, "True"),
+    ):
+        add(
+            e,
+            f"total_epsilon = {tot!r}",
+            lambda tot=tot: PrivacyAccountant(tot),
+            exc,
+            says("'total_epsilon' parameter of PrivacyAccountant", "range (0, inf)", f"Got {got}"),
+        )
     e = "PrivacyAccountant.spend(epsilon)"
-    add(e, "over budget (0.25 left, spend 0.5)",
+    add(
+        e,
+        "over budget (0.25 left, spend 0.5)",
         lambda: refused_charge(lambda acc: acc, lambda acc: acc.spend(0.5, "second")),
-        BudgetExceededError, says("Spending epsilon=0.5 on 'second' would exceed the total 1", "remaining 0.25"))
-    for eps, exc, got in ((-0.1, V, "-0.1"), (0, V, "0.0"), (math.nan, V, "nan"), (math.inf, V, "inf"), ("x", T, "'x'"),
-                          (True, T, "True")):
-        add(e, f"epsilon = {eps!r}", lambda eps=eps: PrivacyAccountant(1.0).spend(eps), exc,
-            says("'epsilon' parameter of PrivacyAccountant.spend", "range (0, inf)", f"Got {got}"))
+        BudgetExceededError,
+        says("Spending epsilon=0.5 on 'second' would exceed the total 1", "remaining 0.25"),
+    )
+    for eps, exc, got in (
+        (-0.1, V, "-0.1"),
+        (0, V, "0.0"),
+        (math.nan, V, "nan"),
+        (math.inf, V, "inf"),
+        ("x", T, "'x'"),
+        (True, T, "True"),
+    ):
+        add(
+            e,
+            f"epsilon = {eps!r}",
+            lambda eps=eps: PrivacyAccountant(1.0).spend(eps),
+            exc,
+            says("'epsilon' parameter of PrivacyAccountant.spend", "range (0, inf)", f"Got {got}"),
+        )
 
     # ---- models: LinearRegression ---------------------------------------------------------
     e = "LinearRegression.fit(X, y)"
     for eps, got in ((0, "0"), (-1, "-1"), (math.inf, "inf"), (math.nan, "nan"), ("1", "'1'")):
-        add(e, f"epsilon = {eps!r}", lambda eps=eps: lin(epsilon=eps).fit(X, Y), V,
-            says("'epsilon' parameter of LinearRegression", "range (0.0, inf)", f"Got {got}"))
-    add(e, "epsilon = True", lambda: accepted(f"coef_ = {lin(epsilon=True).fit(X, Y).coef_.round(3).tolist()}"), (T, V),
-        mentions("'epsilon' parameter of LinearRegression", "Got True"))
+        add(
+            e,
+            f"epsilon = {eps!r}",
+            lambda eps=eps: lin(epsilon=eps).fit(X, Y),
+            V,
+            says("'epsilon' parameter of LinearRegression", "range (0.0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "epsilon = True",
+        lambda: accepted(f"coef_ = {lin(epsilon=True).fit(X, Y).coef_.round(3).tolist()}"),
+        (T, V),
+        mentions("'epsilon' parameter of LinearRegression", "Got True"),
+    )
     add(e, "X holds NaN", lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y), V, says("Input X contains NaN"))
     add(e, "X holds inf", lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y), V, says("Input X contains infinity"))
     add(e, "y holds NaN", lambda: lin().fit(X, np.where(Y > 0.5, np.nan, Y)), V, says("Input y contains NaN"))
-    add(e, "X 3-D", lambda: lin().fit(np.zeros((40, 2, 2)), Y), V,
-        says("Found array with dim 3", "dim <= 2", "LinearRegression"))
-    add(e, "X 1-D", lambda: lin().fit(np.array([0.0, 0.5, 1.0]), np.array([0.0, 1.0, 2.0])), V,
-        says("Expected 2D array, got 1D array instead"))
-    add(e, "X with 0 rows", lambda: lin().fit(np.zeros((0, 2)), np.zeros(0)), V,
-        says("Found array with 0 sample(s)", "minimum of 1"))
-    add(e, "X with 0 features", lambda: lin().fit(np.zeros((40, 0)), Y), V,
-        says("Found array with 0 feature(s)", "minimum of 1"))
+    add(
+        e,
+        "X 3-D",
+        lambda: lin().fit(np.zeros((40, 2, 2)), Y),
+        V,
+        says("Found array with dim 3", "dim <= 2", "LinearRegression"),
+    )
+    add(
+        e,
+        "X 1-D",
+        lambda: lin().fit(np.array([0.0, 0.5, 1.0]), np.array([0.0, 1.0, 2.0])),
+        V,
+        says("Expected 2D array, got 1D array instead"),
+    )
+    add(
+        e,
+        "X with 0 rows",
+        lambda: lin().fit(np.zeros((0, 2)), np.zeros(0)),
+        V,
+        says("Found array with 0 sample(s)", "minimum of 1"),
+    )
+    add(
+        e,
+        "X with 0 features",
+        lambda: lin().fit(np.zeros((40, 0)), Y),
+        V,
+        says("Found array with 0 feature(s)", "minimum of 1"),
+    )
     add(e, "40 rows of X, 39 of y", lambda: lin().fit(X, Y[:-1]), V, says("inconsistent numbers of samples: [40, 39]"))
-    add(e, "y with 2 columns", lambda: lin().fit(X, np.column_stack([Y, Y])), V,
-        says("y should be a 1d array", "shape (40, 2)"))
+    add(
+        e,
+        "y with 2 columns",
+        lambda: lin().fit(X, np.column_stack([Y, Y])),
+        V,
+        says("y should be a 1d array", "shape (40, 2)"),
+    )
     add(e, "complex X", lambda: lin().fit(X[:2] + 1j, Y[:2]), V, says("Complex data not supported"))
     add(e, "X of strings", lambda: lin().fit(np.full((40, 2), "a"), Y), (T, V), mentions("'X'", "Got", "'a'"))
     add(e, "y of strings", lambda: lin().fit(X, np.full(40, "a")), (T, V), mentions("'y'", "Got", "'a'"))
-    add(e, "bounds_X missing", lambda: lin(bounds_X=None).fit(X, Y), V,
-        says("'bounds_X' parameter of LinearRegression", "must be given as (lower, upper)",
-             "never derived from the data"))
-    add(e, "bounds_y missing", lambda: lin(bounds_y=None).fit(X, Y), V,
-        says("'bounds_y' parameter of LinearRegression", "(lower, upper)"))
-    add(e, "bounds_X inverted (1, -1)", lambda: lin(bounds_X=(1, -1)).fit(X, Y), V,
-        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 1.0 >= upper = -1.0 at index 0"))
-    add(e, "bounds_X equal (1, 1)", lambda: lin(bounds_X=(1, 1)).fit(X, Y), V,
-        says("'bounds_X' parameter", "lower < upper", "Got lower = 1.0 >= upper = 1.0"))
-    add(e, "bounds_X = (nan, 1)", lambda: lin(bounds_X=(math.nan, 1)).fit(X, Y), V,
-        says("'bounds_X' parameter of LinearRegression", "finite bounds", "Got (nan, 1)"))
-    add(e, "bounds_y = (-inf, 1)", lambda: lin(bounds_y=(-math.inf, 1)).fit(X, Y), V,
-        says("'bounds_y' parameter of LinearRegression", "finite bounds", "Got (-inf, 1)"))
-    add(e, "bounds_X of length 3 for 2 features", lambda: lin(bounds_X=([0, 0, 0], [1, 1, 1])).fit(X, Y), V,
-        says("'bounds_X' parameter of LinearRegression", "arrays of length 2", "Got ([0, 0, 0], [1, 1, 1])"))
-    add(e, "bounds_X = (0, 1, 2) (a triple)", lambda: lin(bounds_X=(0, 1, 2)).fit(X, Y), V,
-        says("'bounds_X' parameter", "pair (lower, upper)", "Got (0, 1, 2)"))
-    add(e, "bounds_X = 'abc'", lambda: lin(bounds_X="abc").fit(X, Y), V,
-        says("'bounds_X' parameter of LinearRegression", "array-like", "Got 'abc'"))
-    add(e, "bounds_X = ('a', 'b')", lambda: lin(bounds_X=("a", "b")).fit(X, Y), V,
-        says("'bounds_X' parameter", "pair (lower, upper)", "Got ('a', 'b')"))
+    add(
+        e,
+        "bounds_X missing",
+        lambda: lin(bounds_X=None).fit(X, Y),
+        V,
+        says(
+            "'bounds_X' parameter of LinearRegression", "must be given as (lower, upper)", "never derived from the data"
+        ),
+    )
+    add(
+        e,
+        "bounds_y missing",
+        lambda: lin(bounds_y=None).fit(X, Y),
+        V,
+        says("'bounds_y' parameter of LinearRegression", "(lower, upper)"),
+    )
+    add(
+        e,
+        "bounds_X inverted (1, -1)",
+        lambda: lin(bounds_X=(1, -1)).fit(X, Y),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 1.0 >= upper = -1.0 at index 0"),
+    )
+    add(
+        e,
+        "bounds_X equal (1, 1)",
+        lambda: lin(bounds_X=(1, 1)).fit(X, Y),
+        V,
+        says("'bounds_X' parameter", "lower < upper", "Got lower = 1.0 >= upper = 1.0"),
+    )
+    add(
+        e,
+        "bounds_X = (nan, 1)",
+        lambda: lin(bounds_X=(math.nan, 1)).fit(X, Y),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "finite bounds", "Got (nan, 1)"),
+    )
+    add(
+        e,
+        "bounds_y = (-inf, 1)",
+        lambda: lin(bounds_y=(-math.inf, 1)).fit(X, Y),
+        V,
+        says("'bounds_y' parameter of LinearRegression", "finite bounds", "Got (-inf, 1)"),
+    )
+    add(
+        e,
+        "bounds_X of length 3 for 2 features",
+        lambda: lin(bounds_X=([0, 0, 0], [1, 1, 1])).fit(X, Y),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "arrays of length 2", "Got ([0, 0, 0], [1, 1, 1])"),
+    )
+    add(
+        e,
+        "bounds_X = (0, 1, 2) (a triple)",
+        lambda: lin(bounds_X=(0, 1, 2)).fit(X, Y),
+        V,
+        says("'bounds_X' parameter", "pair (lower, upper)", "Got (0, 1, 2)"),
+    )
+    add(
+        e,
+        "bounds_X = 'abc'",
+        lambda: lin(bounds_X="abc").fit(X, Y),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "array-like", "Got 'abc'"),
+    )
+    add(
+        e,
+        "bounds_X = ('a', 'b')",
+        lambda: lin(bounds_X=("a", "b")).fit(X, Y),
+        V,
+        says("'bounds_X' parameter", "pair (lower, upper)", "Got ('a', 'b')"),
+    )
     add(e, "X and y outside the bounds (3 entries)", linear_clipped, Reported, r"n_clipped_ = 3$")
-    add(e, "mechanism = 'bogus'", lambda: lin(mechanism="bogus").fit(X, Y), V,
-        says("'mechanism' parameter of LinearRegression", "Got 'bogus'"))
-    add(e, "mechanism = 'kt' with add/remove neighbours",
-        lambda: lin(mechanism="kt", neighbours="add_remove").fit(X, Y), V,
-        says("'mechanism' parameter of LinearRegression", "when neighbours='add_remove'", "Got 'kt'"))
-    add(e, "neighbours = 'both'", lambda: lin(neighbours="both").fit(X, Y), V,
-        says("'neighbours' parameter of LinearRegression", "Got 'both'"))
-    add(e, "random_state = 'x'", lambda: lin(random_state="x").fit(X, Y), V,
-        says("'random_state' parameter of LinearRegression", "Got 'x'"))
-    add(e, "accountant = 1.0 (no spend method)", lambda: lin(accountant=1.0).fit(X, Y), V,
-        says("'accountant' parameter of LinearRegression", "implementing 'spend'", "Got 1.0"))
-    add(e, "accountant over budget (0.25 left)",
+    add(
+        e,
+        "mechanism = 'bogus'",
+        lambda: lin(mechanism="bogus").fit(X, Y),
+        V,
+        says("'mechanism' parameter of LinearRegression", "Got 'bogus'"),
+    )
+    add(
+        e,
+        "mechanism = 'kt' with add/remove neighbours",
+        lambda: lin(mechanism="kt", neighbours="add_remove").fit(X, Y),
+        V,
+        says("'mechanism' parameter of LinearRegression", "when neighbours='add_remove'", "Got 'kt'"),
+    )
+    add(
+        e,
+        "neighbours = 'both'",
+        lambda: lin(neighbours="both").fit(X, Y),
+        V,
+        says("'neighbours' parameter of LinearRegression", "Got 'both'"),
+    )
+    add(
+        e,
+        "random_state = 'x'",
+        lambda: lin(random_state="x").fit(X, Y),
+        V,
+        says("'random_state' parameter of LinearRegression", "Got 'x'"),
+    )
+    add(
+        e,
+        "accountant = 1.0 (no spend method)",
+        lambda: lin(accountant=1.0).fit(X, Y),
+        V,
+        says("'accountant' parameter of LinearRegression", "implementing 'spend'", "Got 1.0"),
+    )
+    add(
+        e,
+        "accountant over budget (0.25 left)",
         lambda: refused_charge(lambda acc: lin(accountant=acc), lambda reg: reg.fit(X, Y)),
-        BudgetExceededError, says("Spending epsilon=1", "would exceed the total 1", "remaining 0.25"))
+        BudgetExceededError,
+        says("Spending epsilon=1", "would exceed the total 1", "remaining 0.25"),
+    )
     e = "LinearRegression.predict(X)"
     add(e, "before fit", lambda: lin().predict(X), Exception, says("This LinearRegression instance is not fitted yet"))
-    add(e, "3 features after fitting 2", lambda: lin().fit(X, Y).predict(np.zeros((5, 3))), V,
-        says("X has 3 features", "expecting 2 features"))
+    add(
+        e,
+        "3 features after fitting 2",
+        lambda: lin().fit(X, Y).predict(np.zeros((5, 3))),
+        V,
+        says("X has 3 features", "expecting 2 features"),
+    )
     add(e, "X holds NaN", lambda: lin().fit(X, Y).predict(np.full((5, 2), np.nan)), V, says("Input X contains NaN"))
 
     # ---- models: LogisticRegression -------------------------------------------------------
     e = "LogisticRegression.fit(X, y)"
     for eps, got in ((0, "0"), (-1, "-1"), (math.inf, "inf"), (math.nan, "nan"), ("1", "'1'")):
-        add(e, f"epsilon = {eps!r}", lambda eps=eps: logit(epsilon=eps).fit(X, Y01), V,
-            says("'epsilon' parameter of LogisticRegression", "range (0.0, inf)", f"Got {got}"))
-    add(e, "epsilon = True", lambda: accepted(f"coef_ = {logit(epsilon=True).fit(X, Y01).coef_.round(3).tolist()}"),
+        add(
+            e,
+            f"epsilon = {eps!r}",
+            lambda eps=eps: logit(epsilon=eps).fit(X, Y01),
+            V,
+            says("'epsilon' parameter of LogisticRegression", "range (0.0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "epsilon = True",
+        lambda: accepted(f"coef_ = {logit(epsilon=True).fit(X, Y01).coef_.round(3).tolist()}"),
         (T, V),
-        mentions("'epsilon' parameter of LogisticRegression", "Got True"))
-    for q, got in ((0, "0"), (1, "1"), (-0.1, "-0.1"), (1.5, "1.5"), ("bad", "'bad'"), (math.nan, "nan"),
-                   (True, "True")):
-        add(e, f"q = {q!r}", lambda q=q: logit(q=q).fit(X, Y01), V,
-            says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", f"Got {got}"))
-    add(e, "q = 'auto' with add/remove neighbours", lambda: logit(q="auto", neighbours="add_remove").fit(X, Y01), V,
-        says("'q' parameter of LogisticRegression", "when neighbours='add_remove'", "Got 'auto'"))
+        mentions("'epsilon' parameter of LogisticRegression", "Got True"),
+    )
+    for q, got in (
+        (0, "0"),
+        (1, "1"),
+        (-0.1, "-0.1"),
+        (1.5, "1.5"),
+        ("bad", "'bad'"),
+        (math.nan, "nan"),
+        (True, "True"),
+    ):
+        add(
+            e,
+            f"q = {q!r}",
+            lambda q=q: logit(q=q).fit(X, Y01),
+            V,
+            says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", f"Got {got}"),
+        )
+    add(
+        e,
+        "q = 'auto' with add/remove neighbours",
+        lambda: logit(q="auto", neighbours="add_remove").fit(X, Y01),
+        V,
+        says("'q' parameter of LogisticRegression", "when neighbours='add_remove'", "Got 'auto'"),
+    )
     add(e, "X holds NaN", lambda: logit().fit(np.where(X > 0.9, np.nan, X), Y01), V, says("Input X contains NaN"))
     add(e, "y holds NaN", lambda: logit().fit(X, np.where(X[:, 0] > 0.9, np.nan, Y01)), V, says("Input y contains NaN"))
     add(e, "X 3-D", lambda: logit().fit(np.zeros((40, 2, 2)), Y01), V, says("Found array with dim 3"))
     add(e, "X with 0 rows", lambda: logit().fit(np.zeros((0, 2)), np.zeros(0)), V, says("Found array with 0 sample(s)"))
     add(e, "X with 0 features", lambda: logit().fit(np.zeros((40, 0)), Y01), V, says("Found array with 0 feature(s)"))
-    add(e, "40 rows of X, 39 of y", lambda: logit().fit(X, Y01[:-1]), V,
-        says("inconsistent numbers of samples: [40, 39]"))
-    add(e, "X of strings", lambda: logit().fit(np.full((40, 2), "a"), Y01), (T, V),
-        mentions("'X'", "Got", "'a'"))
-    add(e, "y with 3 classes", lambda: logit().fit(X, np.arange(40) % 3), V,
-        says("Only binary classification is supported", "multiclass"))
+    add(
+        e,
+        "40 rows of X, 39 of y",
+        lambda: logit().fit(X, Y01[:-1]),
+        V,
+        says("inconsistent numbers of samples: [40, 39]"),
+    )
+    add(e, "X of strings", lambda: logit().fit(np.full((40, 2), "a"), Y01), (T, V), mentions("'X'", "Got", "'a'"))
+    add(
+        e,
+        "y with 3 classes",
+        lambda: logit().fit(X, np.arange(40) % 3),
+        V,
+        says("Only binary classification is supported", "multiclass"),
+    )
     add(e, "continuous y", lambda: logit().fit(X, Y), V, says("Unknown label type: continuous"))
-    add(e, "y with 1 class", lambda: logit().fit(X, np.ones(40)), V,
-        says("needs y with 2 classes", "Got 1 class (1.0)"))
-    add(e, "classes = [0, 1, 2]", lambda: logit(classes=[0, 1, 2]).fit(X, Y01), V,
-        says("'classes' parameter of LogisticRegression", "two distinct labels", "Got [0, 1, 2]"))
-    add(e, "y label outside classes", lambda: logit(classes=[0, 1]).fit(X, 2 * Y01), V,
-        says("y holds a label outside classes=[0, 1]", "Got 2"))
-    add(e, "norm = 'l3'", lambda: logit(norm="l3").fit(X, Y01), V,
-        says("'norm' parameter of LogisticRegression", "Got 'l3'"))
-    add(e, "norm = a NormBall of the wrong dimension", lambda: logit(norm=LpBall(5, 2)).fit(X, Y01), V,
-        says("'norm' parameter of LogisticRegression", "dimension m = n_features + fit_intercept = 3", "dimension 5"))
-    add(e, "bounds_X missing", lambda: logit(bounds_X=None).fit(X, Y01), V,
-        says("'bounds_X' parameter of LogisticRegression", "must be given as (lower, upper)"))
-    add(e, "bounds_X inverted", lambda: logit(bounds_X=(1, -1)).fit(X, Y01), V,
-        says("'bounds_X' parameter of LogisticRegression", "lower < upper", "Got lower = 1.0 >= upper = -1.0"))
-    add(e, "bounds_X = (-inf, 1)", lambda: logit(bounds_X=(-math.inf, 1)).fit(X, Y01), V,
-        says("'bounds_X' parameter of LogisticRegression", "finite bounds", "Got (-inf, 1)"))
+    add(
+        e, "y with 1 class", lambda: logit().fit(X, np.ones(40)), V, says("needs y with 2 classes", "Got 1 class (1.0)")
+    )
+    add(
+        e,
+        "classes = [0, 1, 2]",
+        lambda: logit(classes=[0, 1, 2]).fit(X, Y01),
+        V,
+        says("'classes' parameter of LogisticRegression", "two distinct labels", "Got [0, 1, 2]"),
+    )
+    add(
+        e,
+        "y label outside classes",
+        lambda: logit(classes=[0, 1]).fit(X, 2 * Y01),
+        V,
+        says("y holds a label outside classes=[0, 1]", "Got 2"),
+    )
+    add(
+        e,
+        "norm = 'l3'",
+        lambda: logit(norm="l3").fit(X, Y01),
+        V,
+        says("'norm' parameter of LogisticRegression", "Got 'l3'"),
+    )
+    add(
+        e,
+        "norm = a NormBall of the wrong dimension",
+        lambda: logit(norm=LpBall(5, 2)).fit(X, Y01),
+        V,
+        says("'norm' parameter of LogisticRegression", "dimension m = n_features + fit_intercept = 3", "dimension 5"),
+    )
+    add(
+        e,
+        "bounds_X missing",
+        lambda: logit(bounds_X=None).fit(X, Y01),
+        V,
+        says("'bounds_X' parameter of LogisticRegression", "must be given as (lower, upper)"),
+    )
+    add(
+        e,
+        "bounds_X inverted",
+        lambda: logit(bounds_X=(1, -1)).fit(X, Y01),
+        V,
+        says("'bounds_X' parameter of LogisticRegression", "lower < upper", "Got lower = 1.0 >= upper = -1.0"),
+    )
+    add(
+        e,
+        "bounds_X = (-inf, 1)",
+        lambda: logit(bounds_X=(-math.inf, 1)).fit(X, Y01),
+        V,
+        says("'bounds_X' parameter of LogisticRegression", "finite bounds", "Got (-inf, 1)"),
+    )
     add(e, "X outside bounds_X (2 entries)", lambda: logistic_clipped(True), Reported, r"n_clipped_ = 2$")
-    add(e, "X outside bounds_X, no intercept (2 entries)", lambda: logistic_clipped(False), Reported,
-        r"n_clipped_ = 2$")
-    add(e, "max_iter = 0", lambda: logit(max_iter=0).fit(X, Y01), V,
-        says("'max_iter' parameter of LogisticRegression", "range [1, inf)", "Got 0"))
-    add(e, "tol = 0", lambda: logit(tol=0).fit(X, Y01), V,
-        says("'tol' parameter of LogisticRegression", "range (0.0, inf)", "Got 0"))
-    add(e, "accountant over budget (0.25 left)",
+    add(
+        e, "X outside bounds_X, no intercept (2 entries)", lambda: logistic_clipped(False), Reported, r"n_clipped_ = 2$"
+    )
+    add(
+        e,
+        "max_iter = 0",
+        lambda: logit(max_iter=0).fit(X, Y01),
+        V,
+        says("'max_iter' parameter of LogisticRegression", "range [1, inf)", "Got 0"),
+    )
+    add(
+        e,
+        "tol = 0",
+        lambda: logit(tol=0).fit(X, Y01),
+        V,
+        says("'tol' parameter of LogisticRegression", "range (0.0, inf)", "Got 0"),
+    )
+    add(
+        e,
+        "accountant over budget (0.25 left)",
         lambda: refused_charge(lambda acc: logit(accountant=acc), lambda clf: clf.fit(X, Y01)),
-        BudgetExceededError, says("Spending epsilon=1", "would exceed the total 1", "remaining 0.25"))
-    add("LogisticRegression.predict(X)", "before fit", lambda: logit().predict(X), Exception,
-        says("This LogisticRegression instance is not fitted yet"))
+        BudgetExceededError,
+        says("Spending epsilon=1", "would exceed the total 1", "remaining 0.25"),
+    )
+    add(
+        "LogisticRegression.predict(X)",
+        "before fit",
+        lambda: logit().predict(X),
+        Exception,
+        says("This LogisticRegression instance is not fitted yet"),
+    )
 
     # ---- models: sufficient_statistics ----------------------------------------------------
     e = "sufficient_statistics(X, y, bounds_X, bounds_y)"
-    add(e, "X holds NaN", lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, (-1, 1), (-2, 2)), V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite value(s)"))
-    add(e, "y holds inf", lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), (-1, 1), (-2, 2)), V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite"))
-    add(e, "X 3-D", lambda: sufficient_statistics(np.zeros((40, 2, 2)), Y, (-1, 1), (-2, 2)), V,
-        says("X must be 2-D", "Got shape (40, 2, 2)"))
-    add(e, "40 rows of X, 39 of y", lambda: sufficient_statistics(X, Y[:-1], (-1, 1), (-2, 2)), V,
-        says("X of shape (n_samples, n_features) and y of shape (n_samples,)",
-             "Got X of shape (40, 2) and y of shape (39,)"))
-    add(e, "bounds_X missing", lambda: sufficient_statistics(X, Y, None, (-2, 2)), V,
-        says("'bounds_X' parameter of sufficient_statistics", "(lower, upper)"))
-    add(e, "bounds_y inverted", lambda: sufficient_statistics(X, Y, (-1, 1), (2, -2)), V,
-        says("'bounds_y' parameter of sufficient_statistics", "lower < upper", "Got lower = 2.0 >= upper = -2.0"))
-    add(e, "bounds_y of length 2", lambda: sufficient_statistics(X, Y, (-1, 1), ([0, 0], [1, 1])), V,
-        says("'bounds_y' parameter of sufficient_statistics", "length 1", "Got ([0, 0], [1, 1])"))
+    add(
+        e,
+        "X holds NaN",
+        lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, (-1, 1), (-2, 2)),
+        V,
+        says("Input X or y of sufficient_statistics contains", "NaN or infinite value(s)"),
+    )
+    add(
+        e,
+        "y holds inf",
+        lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), (-1, 1), (-2, 2)),
+        V,
+        says("Input X or y of sufficient_statistics contains", "NaN or infinite"),
+    )
+    add(
+        e,
+        "X 3-D",
+        lambda: sufficient_statistics(np.zeros((40, 2, 2)), Y, (-1, 1), (-2, 2)),
+        V,
+        says("X must be 2-D", "Got shape (40, 2, 2)"),
+    )
+    add(
+        e,
+        "40 rows of X, 39 of y",
+        lambda: sufficient_statistics(X, Y[:-1], (-1, 1), (-2, 2)),
+        V,
+        says(
+            "X of shape (n_samples, n_features) and y of shape (n_samples,)",
+            "Got X of shape (40, 2) and y of shape (39,)",
+        ),
+    )
+    add(
+        e,
+        "bounds_X missing",
+        lambda: sufficient_statistics(X, Y, None, (-2, 2)),
+        V,
+        says("'bounds_X' parameter of sufficient_statistics", "(lower, upper)"),
+    )
+    add(
+        e,
+        "bounds_y inverted",
+        lambda: sufficient_statistics(X, Y, (-1, 1), (2, -2)),
+        V,
+        says("'bounds_y' parameter of sufficient_statistics", "lower < upper", "Got lower = 2.0 >= upper = -2.0"),
+    )
+    add(
+        e,
+        "bounds_y of length 2",
+        lambda: sufficient_statistics(X, Y, (-1, 1), ([0, 0], [1, 1])),
+        V,
+        says("'bounds_y' parameter of sufficient_statistics", "length 1", "Got ([0, 0], [1, 1])"),
+    )
     add(e, "X and y outside the bounds (3 entries)", statistics_clipped, Reported, r"n_clipped = 3$")
-    add(e, "X with 0 features", lambda: sufficient_statistics(np.zeros((40, 0)), Y, (-1, 1), (-2, 2)), V,
-        mentions("'X'", "sufficient_statistics", "at least one", "(40, 0)"))
-    add(e, "X of strings", lambda: sufficient_statistics(np.full((40, 2), "a"), Y, (-1, 1), (-2, 2)), (T, V),
-        mentions("'X'", "Got", "'a'"))
+    add(
+        e,
+        "X with 0 features",
+        lambda: sufficient_statistics(np.zeros((40, 0)), Y, (-1, 1), (-2, 2)),
+        V,
+        mentions("'X'", "sufficient_statistics", "at least one", "(40, 0)"),
+    )
+    add(
+        e,
+        "X of strings",
+        lambda: sufficient_statistics(np.full((40, 2), "a"), Y, (-1, 1), (-2, 2)),
+        (T, V),
+        mentions("'X'", "Got", "'a'"),
+    )
 
     # ---- the CLI ---------------------------------------------------------------------------
     CE = CLIExit
     e = "knorm demo"
     for eps, got in (("0", "0.0"), ("-1", "-1.0"), ("inf", "inf"), ("nan", "nan")):
-        add(e, f"--epsilon {eps}", lambda eps=eps: cli("demo", "--epsilon", eps, "--out", tmp("demo")), CE,
-            says("argument --epsilon", "range (0, inf)", f"Got {got}"))
-    add(e, "--epsilon abc", lambda: cli("demo", "--epsilon", "abc"), CE,
-        says("argument --epsilon", "invalid float value: 'abc'"))
+        add(
+            e,
+            f"--epsilon {eps}",
+            lambda eps=eps: cli("demo", "--epsilon", eps, "--out", tmp("demo")),
+            CE,
+            says("argument --epsilon", "range (0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "--epsilon abc",
+        lambda: cli("demo", "--epsilon", "abc"),
+        CE,
+        says("argument --epsilon", "invalid float value: 'abc'"),
+    )
     add(e, "--seed x", lambda: cli("demo", "--seed", "x"), CE, says("argument --seed", "invalid int value: 'x'"))
-    add(e, "--seed -1", lambda: cli("demo", "--seed", "-1", "--out", tmp("demo")), (CE, T, V),
-        r"(?s)(--seed|'rng').*-1")
+    add(
+        e, "--seed -1", lambda: cli("demo", "--seed", "-1", "--out", tmp("demo")), (CE, T, V), r"(?s)(--seed|'rng').*-1"
+    )
     e = "knorm (no or unknown command)"
     add(e, "no command", lambda: cli(), CE, says("the following arguments are required: command"))
     add(e, "knorm bogus", lambda: cli("bogus"), CE, says("argument command: invalid choice: 'bogus'"))
     e = "knorm reproduce"
     add(e, "--jobs 0", lambda: cli("reproduce", "--jobs", "0"), CE, says("argument --jobs", "int >= 1", "Got 0"))
-    add(e, "--data without --target", lambda: cli("reproduce", "--data", "x.csv"), CE,
-        says("--data and --target must be given together"))
-    add(e, "unknown experiment", lambda: cli("reproduce", "bogus"), CE,
-        says("argument experiment: invalid choice: 'bogus'"))
-    add(e, "realdata: --target not a column", lambda: realdata(good_csv(), "q"), V,
-        says("'target' parameter", "column of", "Got 'q'"))
-    add(e, "realdata: non-numeric target", lambda: realdata(text_target_csv()), V,
-        says("target column 'y' must be numeric", "such as 'a'"))
-    add(e, "realdata: --data file does not exist", lambda: realdata(tmp("nope.csv")), FileNotFoundError,
-        says("No such file", "nope.csv"))
-    add(e, "realdata: CSV with only the target column", lambda: realdata(only_target_csv()), (CE, V),
-        mentions("feature", "only_target.csv"))
-    add(e, "realdata: CSV with a header and no rows", lambda: realdata(header_only_csv()), (CE, V),
-        mentions("header_only.csv", "rows"))
-    add(e, "realdata: CSV holding inf", lambda: realdata(inf_csv()), (CE, V), mentions("'x'", "inf.csv", "inf"))
-    add("prepare_regression_data(path, target)", "CSV with a missing value (1 row)", prepared_missing, Reported,
-        r"n_dropped_missing = 1; notes: dropped 1 of 6 rows with missing values$")
-    add("prepare_regression_data(path, target)", "every row has a missing value",
-        lambda: prepare_regression_data(all_missing_csv(), "y"), V,
-        mentions("all_missing.csv", "rows"))
-    e = "knorm fit linear|logistic DATA.csv"
-    add(e, "no --bounds at all", lambda: fit_linear(good_csv()), CE,
-        says("refusing to fit without declared bounds", "never taken from the data", "Missing --bounds for: x, z, y"))
-    add(e, "no --bounds for the target (linear)", lambda: fit_linear(good_csv(), *BOUNDS_XZ), CE,
-        says("Missing --bounds for: y"))
-    add(e, "--bounds x:0:5 (malformed)",
-        lambda: fit_linear(good_csv(), "--bounds", "x:0:5", "--bounds", "z=0:3", "--bounds", "y=0:1"), CE,
-        says("argument --bounds must look like COLUMN=LOWER:UPPER", "Got 'x:0:5'"))
-    add(e, "--bounds x=0:5:7 (three numbers)",
-        lambda: fit_linear(good_csv(), "--bounds", "x=0:5:7", "--bounds", "z=0:3", "--bounds", "y=0:1"),
-        CE, says("argument --bounds must look like COLUMN=LOWER:UPPER", "Got 'x=0:5:7'"))
-    add(e, "--bounds x=5:0 (inverted)",
-        lambda: fit_linear(good_csv(), "--bounds", "x=5:0", "--bounds", "z=0:3", "--bounds", "y=0:1"), V,
-        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 5.0 >= upper = 0.0"))
-    add(e, "--bounds x=0:0 (equal)",
-        lambda: fit_linear(good_csv(), "--bounds", "x=0:0", "--bounds", "z=0:3", "--bounds", "y=0:1"), V,
-        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 0.0 >= upper = 0.0"))
-    add(e, "--bounds x=0:inf",
-        lambda: fit_linear(good_csv(), "--bounds", "x=0:inf", "--bounds", "z=0:3", "--bounds", "y=0:1"), V,
-        says("'bounds_X' parameter of LinearRegression", "finite bounds", "inf"))
-    add(e, "--bounds for a column not in the data",
-        lambda: accepted(line_with(fit_linear(good_csv(), "--bounds", "w=0:5", *BOUNDS_XZY), "mechanism")),
-        CE, mentions("--bounds", "'w'"))
-    for eps, got in (("0", "0.0"), ("nan", "nan"), ("-inf", "-inf")):
-        add(e, f"--epsilon={eps}",
-            lambda eps=eps: cli("fit", "linear", good_csv(), "--target", "y", f"--epsilon={eps}", *BOUNDS_XZY), CE,
-            says("argument --epsilon", "range (0, inf)", f"Got {got}"))
-    add(e, "--epsilon abc", lambda: cli("fit", "linear", good_csv(), "--target", "y", "--epsilon", "abc"), CE,
-        says("argument --epsilon", "invalid float value: 'abc'"))
-    add(e, "--epsilon missing", lambda: cli("fit", "linear", good_csv(), "--target", "y"), CE,
-        says("required", "--epsilon"))
-    add(e, "unknown model 'quadratic'", lambda: cli("fit", "quadratic", good_csv(), "--target", "y", "--epsilon", "1"),
+    add(
+        e,
+        "--data without --target",
+        lambda: cli("reproduce", "--data", "x.csv"),
         CE,
-        says("argument model: invalid choice: 'quadratic'"))
-    add(e, "--target not a column",
-        lambda: cli("fit", "linear", good_csv(), "--target", "q", "--epsilon", "1", *BOUNDS_XZ), CE,
-        says("argument --target must name a column", "Got 'q'"))
-    add(e, "--features names an unknown column", lambda: fit_linear(good_csv(), "--features", "x,w", *BOUNDS_XZY), CE,
-        says("argument --features names columns not in", "['w']"))
-    add(e, "CSV with missing values, no --drop-missing", lambda: fit_linear(missing_csv(), *BOUNDS_XZY), CE,
-        says("1 rows of", "have missing values", "--drop-missing"))
-    add(e, "CSV with missing values and --drop-missing",
-        lambda: line_with(fit_linear(missing_csv(), "--drop-missing", *BOUNDS_XZY), "dropped"),
-        Reported, r"dropped 1 rows with missing values \(--drop-missing\)$")
-    add(e, "data outside --bounds (1 entry)",
-        lambda: line_with(fit_linear(outside_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"), "clipped"),
-        Reported, r"entries outside the declared bounds \(clipped\): 1 ")
-    add(e, "non-numeric feature column", lambda: fit_linear(text_feature_csv(), *BOUNDS_XZY), CE,
-        says("columns ['z'] are not numeric"))
-    add(e, "CSV holding inf", lambda: fit_linear(inf_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"), V,
-        says("Input X contains infinity"))
-    add(e, "--data file does not exist", lambda: fit_linear(tmp("nope.csv"), "--bounds", "x=0:5", "--bounds", "y=0:1"),
+        says("--data and --target must be given together"),
+    )
+    add(
+        e,
+        "unknown experiment",
+        lambda: cli("reproduce", "bogus"),
+        CE,
+        says("argument experiment: invalid choice: 'bogus'"),
+    )
+    add(
+        e,
+        "realdata: --target not a column",
+        lambda: realdata(good_csv(), "q"),
+        V,
+        says("'target' parameter", "column of", "Got 'q'"),
+    )
+    add(
+        e,
+        "realdata: non-numeric target",
+        lambda: realdata(text_target_csv()),
+        V,
+        says("target column 'y' must be numeric", "such as 'a'"),
+    )
+    add(
+        e,
+        "realdata: --data file does not exist",
+        lambda: realdata(tmp("nope.csv")),
         FileNotFoundError,
-        says("No such file", "nope.csv"))
-    add(e, "--seed -1", lambda: fit_linear(good_csv(), *BOUNDS_XZY, "--seed", "-1"), V,
-        says("'random_state' parameter of LinearRegression", "Got -1"))
-    add(e, "non-numeric target (linear)",
-        lambda: fit_linear(text_target_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"), (CE, T, V),
-        mentions("'y'", "Got", "'a'"))
-    add(e, "CSV with only the target column", lambda: fit_linear(only_target_csv(), "--bounds", "y=0:1"), CE,
-        mentions("--features", "no feature"))
-    add(e, "CSV with a header and no rows",
-        lambda: fit_linear(header_only_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"), CE,
-        mentions("header_only.csv", "no data rows"))
+        says("No such file", "nope.csv"),
+    )
+    add(
+        e,
+        "realdata: CSV with only the target column",
+        lambda: realdata(only_target_csv()),
+        (CE, V),
+        mentions("feature", "only_target.csv"),
+    )
+    add(
+        e,
+        "realdata: CSV with a header and no rows",
+        lambda: realdata(header_only_csv()),
+        (CE, V),
+        mentions("header_only.csv", "rows"),
+    )
+    add(e, "realdata: CSV holding inf", lambda: realdata(inf_csv()), (CE, V), mentions("'x'", "inf.csv", "inf"))
+    add(
+        "prepare_regression_data(path, target)",
+        "CSV with a missing value (1 row)",
+        prepared_missing,
+        Reported,
+        r"n_dropped_missing = 1; notes: dropped 1 of 6 rows with missing values$",
+    )
+    add(
+        "prepare_regression_data(path, target)",
+        "every row has a missing value",
+        lambda: prepare_regression_data(all_missing_csv(), "y"),
+        V,
+        mentions("all_missing.csv", "rows"),
+    )
+    e = "knorm fit linear|logistic DATA.csv"
+    add(
+        e,
+        "no --bounds at all",
+        lambda: fit_linear(good_csv()),
+        CE,
+        says("refusing to fit without declared bounds", "never taken from the data", "Missing --bounds for: x, z, y"),
+    )
+    add(
+        e,
+        "no --bounds for the target (linear)",
+        lambda: fit_linear(good_csv(), *BOUNDS_XZ),
+        CE,
+        says("Missing --bounds for: y"),
+    )
+    add(
+        e,
+        "--bounds x:0:5 (malformed)",
+        lambda: fit_linear(good_csv(), "--bounds", "x:0:5", "--bounds", "z=0:3", "--bounds", "y=0:1"),
+        CE,
+        says("argument --bounds must look like COLUMN=LOWER:UPPER", "Got 'x:0:5'"),
+    )
+    add(
+        e,
+        "--bounds x=0:5:7 (three numbers)",
+        lambda: fit_linear(good_csv(), "--bounds", "x=0:5:7", "--bounds", "z=0:3", "--bounds", "y=0:1"),
+        CE,
+        says("argument --bounds must look like COLUMN=LOWER:UPPER", "Got 'x=0:5:7'"),
+    )
+    add(
+        e,
+        "--bounds x=5:0 (inverted)",
+        lambda: fit_linear(good_csv(), "--bounds", "x=5:0", "--bounds", "z=0:3", "--bounds", "y=0:1"),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 5.0 >= upper = 0.0"),
+    )
+    add(
+        e,
+        "--bounds x=0:0 (equal)",
+        lambda: fit_linear(good_csv(), "--bounds", "x=0:0", "--bounds", "z=0:3", "--bounds", "y=0:1"),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 0.0 >= upper = 0.0"),
+    )
+    add(
+        e,
+        "--bounds x=0:inf",
+        lambda: fit_linear(good_csv(), "--bounds", "x=0:inf", "--bounds", "z=0:3", "--bounds", "y=0:1"),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "finite bounds", "inf"),
+    )
+    add(
+        e,
+        "--bounds for a column not in the data",
+        lambda: accepted(line_with(fit_linear(good_csv(), "--bounds", "w=0:5", *BOUNDS_XZY), "mechanism")),
+        CE,
+        mentions("--bounds", "'w'"),
+    )
+    for eps, got in (("0", "0.0"), ("nan", "nan"), ("-inf", "-inf")):
+        add(
+            e,
+            f"--epsilon={eps}",
+            lambda eps=eps: cli("fit", "linear", good_csv(), "--target", "y", f"--epsilon={eps}", *BOUNDS_XZY),
+            CE,
+            says("argument --epsilon", "range (0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "--epsilon abc",
+        lambda: cli("fit", "linear", good_csv(), "--target", "y", "--epsilon", "abc"),
+        CE,
+        says("argument --epsilon", "invalid float value: 'abc'"),
+    )
+    add(
+        e,
+        "--epsilon missing",
+        lambda: cli("fit", "linear", good_csv(), "--target", "y"),
+        CE,
+        says("required", "--epsilon"),
+    )
+    add(
+        e,
+        "unknown model 'quadratic'",
+        lambda: cli("fit", "quadratic", good_csv(), "--target", "y", "--epsilon", "1"),
+        CE,
+        says("argument model: invalid choice: 'quadratic'"),
+    )
+    add(
+        e,
+        "--target not a column",
+        lambda: cli("fit", "linear", good_csv(), "--target", "q", "--epsilon", "1", *BOUNDS_XZ),
+        CE,
+        says("argument --target must name a column", "Got 'q'"),
+    )
+    add(
+        e,
+        "--features names an unknown column",
+        lambda: fit_linear(good_csv(), "--features", "x,w", *BOUNDS_XZY),
+        CE,
+        says("argument --features names columns not in", "['w']"),
+    )
+    add(
+        e,
+        "CSV with missing values, no --drop-missing",
+        lambda: fit_linear(missing_csv(), *BOUNDS_XZY),
+        CE,
+        says("1 rows of", "have missing values", "--drop-missing"),
+    )
+    add(
+        e,
+        "CSV with missing values and --drop-missing",
+        lambda: line_with(fit_linear(missing_csv(), "--drop-missing", *BOUNDS_XZY), "dropped"),
+        Reported,
+        r"dropped 1 rows with missing values \(--drop-missing\)$",
+    )
+    add(
+        e,
+        "data outside --bounds (1 entry)",
+        lambda: line_with(fit_linear(outside_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"), "clipped"),
+        Reported,
+        r"entries outside the declared bounds \(clipped\): 1 ",
+    )
+    add(
+        e,
+        "non-numeric feature column",
+        lambda: fit_linear(text_feature_csv(), *BOUNDS_XZY),
+        CE,
+        says("columns ['z'] are not numeric"),
+    )
+    add(
+        e,
+        "CSV holding inf",
+        lambda: fit_linear(inf_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"),
+        V,
+        says("Input X contains infinity"),
+    )
+    add(
+        e,
+        "--data file does not exist",
+        lambda: fit_linear(tmp("nope.csv"), "--bounds", "x=0:5", "--bounds", "y=0:1"),
+        FileNotFoundError,
+        says("No such file", "nope.csv"),
+    )
+    add(
+        e,
+        "--seed -1",
+        lambda: fit_linear(good_csv(), *BOUNDS_XZY, "--seed", "-1"),
+        V,
+        says("'random_state' parameter of LinearRegression", "Got -1"),
+    )
+    add(
+        e,
+        "non-numeric target (linear)",
+        lambda: fit_linear(text_target_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"),
+        (CE, T, V),
+        mentions("'y'", "Got", "'a'"),
+    )
+    add(
+        e,
+        "CSV with only the target column",
+        lambda: fit_linear(only_target_csv(), "--bounds", "y=0:1"),
+        CE,
+        mentions("--features", "no feature"),
+    )
+    add(
+        e,
+        "CSV with a header and no rows",
+        lambda: fit_linear(header_only_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"),
+        CE,
+        mentions("header_only.csv", "no data rows"),
+    )
+
     def logistic(*a):
         return cli("fit", "logistic", good_csv(), "--target", "y", "--epsilon", "1", "--seed", "0", *BOUNDS_XZ, *a)
 
-    add(e, "--q 1.5 (logistic)", lambda: logistic("--q", "1.5"), V,
-        says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", "Got 1.5"))
-    add(e, "--q 0 (logistic)", lambda: logistic("--q", "0"), V,
-        says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", "Got 0.0"))
+    add(
+        e,
+        "--q 1.5 (logistic)",
+        lambda: logistic("--q", "1.5"),
+        V,
+        says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", "Got 1.5"),
+    )
+    add(
+        e,
+        "--q 0 (logistic)",
+        lambda: logistic("--q", "0"),
+        V,
+        says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", "Got 0.0"),
+    )
     add(e, "--q bad (logistic)", lambda: logistic("--q", "bad"), (CE, V), mentions("--q", "(0, 1)", "'bad'"))
-    add(e, "target with 3 classes (logistic)",
-        lambda: cli("fit", "logistic", good_csv(), "--target", "x", "--epsilon", "1",
-                                                          "--bounds", "z=0:3", "--bounds", "y=0:1"), V,
-        says("Only binary classification is supported", "multiclass"))
+    add(
+        e,
+        "target with 3 classes (logistic)",
+        lambda: cli(
+            "fit", "logistic", good_csv(), "--target", "x", "--epsilon", "1", "--bounds", "z=0:3", "--bounds", "y=0:1"
+        ),
+        V,
+        says("Only binary classification is supported", "multiclass"),
+    )
     return rows
 
 

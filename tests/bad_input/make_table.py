@@ -90,8 +90,8 @@ def render(cases=CASES, findings=FINDINGS):
             f"{kinds['unclear']} with an unhelpful error). The row's test is a strict xfail that describes the wanted "
             "error; see [Findings](#findings) for the suggested fix. Once fixed, the test XPASSes (a failure under "
             "`xfail_strict`): remove `finding=` from the row in `cases.py` and regenerate this page."
-            if findings else
-            "- **F1**, **F2**, ...: a finding, a row whose entry point accepts the input silently or answers it with "
+            if findings
+            else "- **F1**, **F2**, ...: a finding, a row whose entry point accepts the input silently or answers it with "
             "an unhelpful error. None is open (see [Findings](#findings)); a new one gets a strict-xfail row with "
             "`finding=` in `cases.py` and an entry in its `FINDINGS`."
         ),
@@ -110,10 +110,14 @@ def render(cases=CASES, findings=FINDINGS):
         out.append("| " + " | ".join(cells) + " |")
     out += ["", "## Findings", ""]
     if findings:
-        out.append("Entry points that accept bad input silently or answer it with an unhelpful error, and how to fix them.")
+        out.append(
+            "Entry points that accept bad input silently or answer it with an unhelpful error, and how to fix them."
+        )
     else:
-        out.append("None open: every row above raises its expected error (its message checked by a regex) or reports "
-                   "what it accepted.")
+        out.append(
+            "None open: every row above raises its expected error (its message checked by a regex) or reports "
+            "what it accepted."
+        )
     out.append("")
     for f in findings:
         rows = ", ".join(str(r) for r in rows_of[f.id])

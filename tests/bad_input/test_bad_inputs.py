@@ -44,8 +44,11 @@ def test_bad_input(case):
 
 def test_no_row_passes_silently():
     """Every row raises, or is a Reported row whose report the test checks, or is a flagged finding."""
-    silent = [f"{c.entry}: {c.bad} -> {run(c).message}" for c in CASES
-              if c.expect is not Reported and not run(c).raised and not c.finding]
+    silent = [
+        f"{c.entry}: {c.bad} -> {run(c).message}"
+        for c in CASES
+        if c.expect is not Reported and not run(c).raised and not c.finding
+    ]
     assert not silent, "accepted silently:\n" + "\n".join(silent)
     unreported = [f"{c.entry}: {c.bad}" for c in CASES if c.expect is Reported and not isinstance(run(c).value, str)]
     assert not unreported, "Reported rows must return their report:\n" + "\n".join(unreported)

@@ -15,9 +15,18 @@ def quick_run(tmp_path_factory):
 
 def test_every_experiment_writes_its_files(quick_run):
     out, page = quick_run
-    expected = {"example21.csv", "figure1_example21.png", "logistic_raw.csv", "logistic_medians.csv",
-                "logistic_error.png", "cautionary_losses.csv", "cautionary_variances.csv",
-                "linear_raw.csv", "linear_coverage.csv", "linear_coverage.png"}
+    expected = {
+        "example21.csv",
+        "figure1_example21.png",
+        "logistic_raw.csv",
+        "logistic_medians.csv",
+        "logistic_error.png",
+        "cautionary_losses.csv",
+        "cautionary_variances.csv",
+        "linear_raw.csv",
+        "linear_coverage.csv",
+        "linear_coverage.png",
+    }
     from knorm.experiments.data import housing_path
 
     if housing_path() is not None:
@@ -43,10 +52,16 @@ def test_logistic_csv_contents(quick_run):
 
 
 def test_identical_results_for_identical_seed_any_jobs(tmp_path):
-    a = run_experiments(["logistic"], Config(quick=True, out=tmp_path / "a", jobs=1, seed=7, progress=False), echo=lambda s: None)
-    b = run_experiments(["logistic"], Config(quick=True, out=tmp_path / "b", jobs=2, seed=7, progress=False), echo=lambda s: None)
+    a = run_experiments(
+        ["logistic"], Config(quick=True, out=tmp_path / "a", jobs=1, seed=7, progress=False), echo=lambda s: None
+    )
+    b = run_experiments(
+        ["logistic"], Config(quick=True, out=tmp_path / "b", jobs=2, seed=7, progress=False), echo=lambda s: None
+    )
     pd.testing.assert_frame_equal(a[0].tables["logistic_raw"], b[0].tables["logistic_raw"])
-    c = run_experiments(["logistic"], Config(quick=True, out=tmp_path / "c", jobs=1, seed=8, progress=False), echo=lambda s: None)
+    c = run_experiments(
+        ["logistic"], Config(quick=True, out=tmp_path / "c", jobs=1, seed=8, progress=False), echo=lambda s: None
+    )
     assert not a[0].tables["logistic_raw"].error.equals(c[0].tables["logistic_raw"].error)
 
 

@@ -66,6 +66,7 @@ def test_uniform_sampler_shared_coordinate_marginal(two_k3):
     assert u.shape == (20_000, 5) and np.all(g <= 1)
     # ||U||_K^m ~ U(0, 1) for U uniform on K. Failure rate ALPHA under the null.
     assert stats.kstest(g**5, "uniform").pvalue > ALPHA
+
     # The shared coordinate has density proportional to A(t)^2 on [-2, 2].
     def antiderivative(x):  # of (16 - 2t^2)^2 = 256 - 64 t^2 + 4 t^4
         return 256 * x - 64 * x**3 / 3 + 4 * x**5 / 5

@@ -120,7 +120,10 @@ def test_scaled_ball():
         (dict(dim=0, p=2), "'dim' parameter of LpBall must be an int >= 1"),
         (dict(dim=2, p=0.5), "'p' parameter of LpBall must be a float in the range \\[1, inf\\]. Got 0.5"),
         (dict(dim=2, p=float("nan")), "'p' parameter"),
-        (dict(dim=2, p=2, radius=-1), "'radius' parameter of LpBall must be a float in the range \\(0, inf\\). Got -1.0"),
+        (
+            dict(dim=2, p=2, radius=-1),
+            "'radius' parameter of LpBall must be a float in the range \\(0, inf\\). Got -1.0",
+        ),
         (dict(dim=2, p=2, radius=math.inf), "'radius'"),
     ],
 )

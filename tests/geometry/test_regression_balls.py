@@ -118,6 +118,7 @@ def test_k2_sampler_is_uniform():
     assert u.shape == (40_000, 2) and np.all(g <= 1)
     # ||U||_K^2 ~ U(0, 1) for U uniform on K. Failure rate ALPHA under the null.
     assert stats.kstest(g**2, "uniform").pvalue > ALPHA
+
     # |U1| has density proportional to the section height (independent of the gauge).
     def cdf(a):
         a = np.asarray(a)

@@ -72,7 +72,9 @@ def test_sensitivity_kinds():
     for kind in ("exact", "bound", "declared"):
         assert KNormMechanism(ball, Sensitivity(2.0, kind), 1.0).sensitivity.value == 2.0
     est = Sensitivity(2.0, "estimate", "max over 10^4 sampled pairs")
-    with pytest.raises(UnsafeSensitivityError, match="exact or a certified upper bound.*unsafe_allow_estimated_sensitivity"):
+    with pytest.raises(
+        UnsafeSensitivityError, match="exact or a certified upper bound.*unsafe_allow_estimated_sensitivity"
+    ):
         KNormMechanism(ball, est, 1.0)
     mech = KNormMechanism(ball, est, 1.0, unsafe_allow_estimated_sensitivity=True)
     assert mech.sensitivity.kind == "estimate"
@@ -81,12 +83,20 @@ def test_sensitivity_kinds():
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(epsilon=0), ValueError, "'epsilon' parameter of KNormMechanism must be a float in the range \\(0, inf\\). Got 0.0 instead"),
+        (
+            dict(epsilon=0),
+            ValueError,
+            "'epsilon' parameter of KNormMechanism must be a float in the range \\(0, inf\\). Got 0.0 instead",
+        ),
         (dict(epsilon=-1), ValueError, "'epsilon' .* Got -1.0"),
         (dict(epsilon=math.inf), ValueError, "'epsilon' .* Got inf"),
         (dict(epsilon=math.nan), ValueError, "'epsilon' .* Got nan"),
         (dict(epsilon="1"), TypeError, "'epsilon'"),
-        (dict(sensitivity=0), ValueError, "'sensitivity' parameter of KNormMechanism must be a float in the range \\(0, inf\\). Got 0.0"),
+        (
+            dict(sensitivity=0),
+            ValueError,
+            "'sensitivity' parameter of KNormMechanism must be a float in the range \\(0, inf\\). Got 0.0",
+        ),
         (dict(sensitivity=-2.0), ValueError, "'sensitivity'"),
         (dict(sensitivity=math.nan), ValueError, "'sensitivity'"),
         (dict(ball="l2"), TypeError, "'ball' parameter of KNormMechanism must be a NormBall"),

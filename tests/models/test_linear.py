@@ -98,8 +98,14 @@ def test_huge_epsilon_reproduces_sklearn(fit_intercept, mechanism, neighbours, p
     # release is the exact statistic and the estimate is OLS in the original units.
     X, y, bx, by = _box_data(np.random.default_rng(SEED))
     reg = LinearRegression(
-        epsilon=1e9, mechanism=mechanism, bounds_X=bx, bounds_y=by, fit_intercept=fit_intercept,
-        neighbours=neighbours, postprocess=postprocess, random_state=1,
+        epsilon=1e9,
+        mechanism=mechanism,
+        bounds_X=bx,
+        bounds_y=by,
+        fit_intercept=fit_intercept,
+        neighbours=neighbours,
+        postprocess=postprocess,
+        random_state=1,
     ).fit(X, y)
     sk = SkLinearRegression(fit_intercept=fit_intercept).fit(X, y)
     assert reg.n_clipped_ == 0

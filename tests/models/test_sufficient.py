@@ -155,8 +155,9 @@ def test_fit_on_dask_dataframe_keeps_feature_names():
 
 def test_dask_blocks_shared_by_x_and_y_are_computed_once():
     da = pytest.importorskip("dask.array")
-    import dask
     import threading
+
+    import dask
 
     from knorm.models.sufficient import sufficient_statistics
 

@@ -178,12 +178,28 @@ def test_scipy_style_api():
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda: KNormNoise(LpBall(2, 2), 0), ValueError, "'scale' parameter of KNormNoise must be a float in the range \\(0, inf\\). Got 0.0"),
+        (
+            lambda: KNormNoise(LpBall(2, 2), 0),
+            ValueError,
+            "'scale' parameter of KNormNoise must be a float in the range \\(0, inf\\). Got 0.0",
+        ),
         (lambda: KNormNoise(LpBall(2, 2), float("nan")), ValueError, "'scale'"),
         (lambda: KNormNoise("l2", 1), TypeError, "'ball' parameter of KNormNoise must be a NormBall"),
-        (lambda: KNormNoise(LpBall(2, 2), 1).sample(-3), ValueError, "'size' parameter of KNormNoise must be an int >= 0. Got -3"),
-        (lambda: KNormNoise(LpBall(2, 2), 1).logpdf([1.0]), ValueError, "'x' parameter of KNormNoise must have last axis of length 2"),
-        (lambda: KNormNoise(LpBall(2, 2), 1).concentration_set(1.0), ValueError, "'alpha' parameter .* must be a float in the range \\(0, 1\\). Got 1.0"),
+        (
+            lambda: KNormNoise(LpBall(2, 2), 1).sample(-3),
+            ValueError,
+            "'size' parameter of KNormNoise must be an int >= 0. Got -3",
+        ),
+        (
+            lambda: KNormNoise(LpBall(2, 2), 1).logpdf([1.0]),
+            ValueError,
+            "'x' parameter of KNormNoise must have last axis of length 2",
+        ),
+        (
+            lambda: KNormNoise(LpBall(2, 2), 1).concentration_set(1.0),
+            ValueError,
+            "'alpha' parameter .* must be a float in the range \\(0, 1\\). Got 1.0",
+        ),
         (lambda: KNormNoise(LpBall(2, 2), 1).conditional_variance([0.0, 0.0]), ValueError, "non-zero direction"),
     ],
 )

@@ -42,9 +42,13 @@ def test_realised_log_density_ratio_never_exceeds_privacy_loss(kind, data, eps, 
     t = rng.standard_normal(ball.dim) * 5
     t2 = t - shift * delta * ball.sample_uniform(1, rng=rng)[0]  # any neighbour, inside or outside Delta K
     bound = mech.privacy_loss(t - t2)
-    z = np.vstack([mech.release(np.tile(t, (200, 1)), rng=rng),  # outputs on t
-                   mech.release(np.tile(t2, (200, 1)), rng=rng),  # outputs on t'
-                   t + 1e3 * (t - t2)])  # far on the ray, where the bound is attained
+    z = np.vstack(
+        [
+            mech.release(np.tile(t, (200, 1)), rng=rng),  # outputs on t
+            mech.release(np.tile(t2, (200, 1)), rng=rng),  # outputs on t'
+            t + 1e3 * (t - t2),
+        ]
+    )  # far on the ray, where the bound is attained
     ratio = mech.log_density_ratio(z, t, t2)
     tol = 1e-9 * (1 + np.abs(mech.noise.logpdf(z - t)))  # cancellation in the difference of logpdfs
     assert np.all(ratio <= bound + tol)

@@ -83,7 +83,9 @@ def test_sum_product_hull_is_k3():
 
 def test_finite_domain_exact_by_enumeration():
     rec = np.random.default_rng(SEED).normal(size=(30, 2))
-    space = SensitivitySpace.additive(lambda z: np.column_stack([z[:, 0], z[:, 0] * z[:, 1], z[:, 1] ** 2]), FiniteDomain(rec))
+    space = SensitivitySpace.additive(
+        lambda z: np.column_stack([z[:, 0], z[:, 0] * z[:, 1], z[:, 1] ** 2]), FiniteDomain(rec)
+    )
     pts = np.column_stack([rec[:, 0], rec[:, 0] * rec[:, 1], rec[:, 1] ** 2])
     diff = pts[:, None] - pts[None]
     for p in (1, 2, 3, math.inf):
@@ -95,7 +97,9 @@ def test_finite_domain_exact_by_enumeration():
 
 
 def test_black_box_statistic_only_estimates():
-    space = SensitivitySpace.additive(lambda z: np.column_stack([np.sin(z[:, 0]), z[:, 0] * z[:, 1]]), Box([-1, -1], [1, 1]))
+    space = SensitivitySpace.additive(
+        lambda z: np.column_stack([np.sin(z[:, 0]), z[:, 0] * z[:, 1]]), Box([-1, -1], [1, 1])
+    )
     with pytest.raises(NotImplementedError, match="No certified sensitivity.*estimate_sensitivity"):
         space.sensitivity(2)
     est = space.estimate_sensitivity(2, 5000, rng=SEED)
@@ -159,5 +163,7 @@ def test_add_remove_neighbours_finite_and_quadratic():
     assert q.sensitivity(math.inf).value == pytest.approx(2.0)
     assert q.sensitivity(1).value == pytest.approx(3.0)
     assert np.all(np.abs(q.sample(1000, rng=SEED)[:, 0]) <= 1)
-    with pytest.raises(ValueError, match="'neighbours' parameter of SensitivitySpace.additive must be 'replace' or 'add_remove'"):
+    with pytest.raises(
+        ValueError, match="'neighbours' parameter of SensitivitySpace.additive must be 'replace' or 'add_remove'"
+    ):
         SensitivitySpace.additive(f, FiniteDomain(rec), neighbours="swap")

@@ -19,11 +19,19 @@ def main(argv=None):
         description="Run knorm's standard privacy-audit suite and print its table (mechanism, claimed eps, "
         "eps lower bound, verdict).",
     )
-    parser.add_argument("--samples", type=int, default=1_000_000,
-                        help="outputs per side and per neighbour pair (default 1000000; a quarter selects events)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=1_000_000,
+        help="outputs per side and per neighbour pair (default 1000000; a quarter selects events)",
+    )
     parser.add_argument("--seed", type=int, default=20261121, help="seed of the suite (default 20261121)")
-    parser.add_argument("--confidence", type=float, default=0.999,
-                        help="confidence of each lower bound (default 0.999: false-alarm rate 1e-3 per row)")
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=0.999,
+        help="confidence of each lower bound (default 0.999: false-alarm rate 1e-3 per row)",
+    )
     parser.add_argument("--only", default=None, help="run only the rows whose name contains this text")
     args = parser.parse_args(argv)
     if args.samples < 1000:
@@ -38,12 +46,16 @@ def main(argv=None):
         cases = [c for c in cases if args.only.lower() in c.name.lower()]
     start = time.perf_counter()
     rows = run_suite(n_samples=args.samples, confidence=args.confidence, seed=args.seed, cases=cases)
-    print(f"knorm privacy audit: {args.samples:,} outputs per side and pair, confidence {args.confidence:g}, "
-          f"seed {args.seed}\n")
+    print(
+        f"knorm privacy audit: {args.samples:,} outputs per side and pair, confidence {args.confidence:g}, "
+        f"seed {args.seed}\n"
+    )
     print(format_table(rows))
     bad = [c.name for c, r in rows if r.passed != c.sound]
-    print(f"\n{len(rows)} audits in {time.perf_counter() - start:.1f} s; "
-          + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}"))
+    print(
+        f"\n{len(rows)} audits in {time.perf_counter() - start:.1f} s; "
+        + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}")
+    )
     return 1 if bad else 0
 
 

@@ -177,8 +177,21 @@ class AuditResult:
         )
 
 
-def audit_samplers(sample_a, sample_b, *, statistics=None, claimed_epsilon=None, delta=0.0, n_samples=100_000,
-                   select_fraction=0.25, confidence=0.95, n_final=3, n_thresholds=128, rng=None, label=""):
+def audit_samplers(
+    sample_a,
+    sample_b,
+    *,
+    statistics=None,
+    claimed_epsilon=None,
+    delta=0.0,
+    n_samples=100_000,
+    select_fraction=0.25,
+    confidence=0.95,
+    n_final=3,
+    n_thresholds=128,
+    rng=None,
+    label="",
+):
     """Audit a mechanism from samplers of its outputs on two neighbouring inputs.
 
     Parameters
@@ -224,13 +237,33 @@ def audit_samplers(sample_a, sample_b, *, statistics=None, claimed_epsilon=None,
     'VIOLATION'
     """
     pair = NeighbourPair(sample_a, sample_b, statistics, "")
-    return audit_pairs([pair], claimed_epsilon=claimed_epsilon, delta=delta, n_samples=n_samples,
-                       select_fraction=select_fraction, confidence=confidence, n_final=n_final,
-                       n_thresholds=n_thresholds, rng=rng, label=label)
+    return audit_pairs(
+        [pair],
+        claimed_epsilon=claimed_epsilon,
+        delta=delta,
+        n_samples=n_samples,
+        select_fraction=select_fraction,
+        confidence=confidence,
+        n_final=n_final,
+        n_thresholds=n_thresholds,
+        rng=rng,
+        label=label,
+    )
 
 
-def audit_pairs(pairs, *, claimed_epsilon=None, delta=0.0, n_samples=100_000, select_fraction=0.25,
-                confidence=0.95, n_final=3, n_thresholds=128, rng=None, label=""):
+def audit_pairs(
+    pairs,
+    *,
+    claimed_epsilon=None,
+    delta=0.0,
+    n_samples=100_000,
+    select_fraction=0.25,
+    confidence=0.95,
+    n_final=3,
+    n_thresholds=128,
+    rng=None,
+    label="",
+):
     """Audit a mechanism on several candidate neighbour pairs at once.
 
     The selection split also chooses among the pairs, so adding candidate pairs
@@ -317,12 +350,37 @@ def audit_pairs(pairs, *, claimed_epsilon=None, delta=0.0, n_samples=100_000, se
         lo, _ = clopper_pearson(c_num, n_test, beta)
         _, hi = clopper_pearson(c_den, n_test, beta)
         eps = float(eps_lower_bound(c_num, n_test, c_den, n_test, beta, delta))
-        events.append(EventBound(pairs[i].label, name, tail, float(tau), numerator, c_num, n_test, c_den, n_test,
-                                 float(lo), float(hi), eps))
+        events.append(
+            EventBound(
+                pairs[i].label,
+                name,
+                tail,
+                float(tau),
+                numerator,
+                c_num,
+                n_test,
+                c_den,
+                n_test,
+                float(lo),
+                float(hi),
+                eps,
+            )
+        )
     best = max(events, key=lambda e: e.eps_lower)
     eps_lower = max(0.0, best.eps_lower)
-    return AuditResult(label, eps_lower, confidence, claimed_epsilon, delta, best if best.eps_lower > 0 else None,
-                       tuple(events), n_sel, n_test, n_searched, time.perf_counter() - start)
+    return AuditResult(
+        label,
+        eps_lower,
+        confidence,
+        claimed_epsilon,
+        delta,
+        best if best.eps_lower > 0 else None,
+        tuple(events),
+        n_sel,
+        n_test,
+        n_searched,
+        time.perf_counter() - start,
+    )
 
 
 # -- helpers -------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def estimator_sampler(estimator, X, y, *, output=coefficients, context=None):
     def sample(n, rng):
         out = []
         seeds = rng.integers(0, 2**32, size=n)
-        with warnings.catch_warnings(), (context() if context is not None else contextlib.nullcontext()):
+        with warnings.catch_warnings(), context() if context is not None else contextlib.nullcontext():
             warnings.simplefilter("ignore", ConvergenceWarning)
             start = 0
             if not validated and n:  # the first fit validates the parameters
@@ -78,8 +78,21 @@ def estimator_sampler(estimator, X, y, *, output=coefficients, context=None):
     return sample
 
 
-def audit_estimator(estimator, X, y, X_neighbour, y_neighbour, *, output=coefficients, statistics=None,
-                    claimed_epsilon=None, context=None, rng=None, label=None, **options):
+def audit_estimator(
+    estimator,
+    X,
+    y,
+    X_neighbour,
+    y_neighbour,
+    *,
+    output=coefficients,
+    statistics=None,
+    claimed_epsilon=None,
+    context=None,
+    rng=None,
+    label=None,
+    **options,
+):
     """Audit a private estimator on two neighbouring datasets.
 
     Parameters
@@ -107,13 +120,21 @@ def audit_estimator(estimator, X, y, X_neighbour, y_neighbour, *, output=coeffic
     -------
     AuditResult
     """
-    pair = NeighbourPair(estimator_sampler(estimator, X, y, output=output, context=context),
-                         estimator_sampler(estimator, X_neighbour, y_neighbour, output=output, context=context),
-                         statistics, "neighbouring datasets")
+    pair = NeighbourPair(
+        estimator_sampler(estimator, X, y, output=output, context=context),
+        estimator_sampler(estimator, X_neighbour, y_neighbour, output=output, context=context),
+        statistics,
+        "neighbouring datasets",
+    )
     if claimed_epsilon is None:
         claimed_epsilon = getattr(estimator, "epsilon", None)
-    return audit_pairs([pair], claimed_epsilon=claimed_epsilon, rng=rng,
-                       label=label if label is not None else type(estimator).__name__, **options)
+    return audit_pairs(
+        [pair],
+        claimed_epsilon=claimed_epsilon,
+        rng=rng,
+        label=label if label is not None else type(estimator).__name__,
+        **options,
+    )
 
 
 def adversarial_records(statistic, ball, *, n_directions=2000, rng=None):
@@ -139,8 +160,12 @@ def adversarial_records(statistic, ball, *, n_directions=2000, rng=None):
         neighbours: t(z) - t(z') is a point of S_T with the largest K-norm found.
     """
     gen = check_rng(rng)
-    c = np.vstack([_search_directions(ball),
-                   gen.standard_normal((check_count(n_directions, "n_directions", "adversarial_records"), ball.dim))])
+    c = np.vstack(
+        [
+            _search_directions(ball),
+            gen.standard_normal((check_count(n_directions, "n_directions", "adversarial_records"), ball.dim)),
+        ]
+    )
     _, _, zhi, zlo = statistic.extremes(c)
     k = int(np.argmax(ball.norm(statistic(zhi) - statistic(zlo))))
     return zhi[k], zlo[k]

@@ -133,8 +133,12 @@ def audit_mechanism(mechanism, value, neighbour, *, statistics=None, claimed_eps
             statistics = projection_statistics(value - neighbour)
     if claimed_epsilon is None:
         claimed_epsilon = getattr(mechanism, "epsilon", None)
-    pair = NeighbourPair(_release_sampler(mechanism, value), _release_sampler(mechanism, neighbour), statistics,
-                         f"u = {_fmt(value - neighbour)}")
+    pair = NeighbourPair(
+        _release_sampler(mechanism, value),
+        _release_sampler(mechanism, neighbour),
+        statistics,
+        f"u = {_fmt(value - neighbour)}",
+    )
     options.setdefault("label", repr(mechanism))
     return audit_pairs([pair], claimed_epsilon=claimed_epsilon, rng=rng, **options)
 
@@ -255,8 +259,18 @@ def _spread(U, n):
     return U[chosen]
 
 
-def audit_knorm(mechanism, space=None, *, sensitivity=None, value=None, n_pairs=4, n_directions=1000,
-                claimed_epsilon=None, rng=None, **options):
+def audit_knorm(
+    mechanism,
+    space=None,
+    *,
+    sensitivity=None,
+    value=None,
+    n_pairs=4,
+    n_directions=1000,
+    claimed_epsilon=None,
+    rng=None,
+    **options,
+):
     """Audit a K-norm mechanism on adversarial neighbours.
 
     The candidate pairs are (value, value - u) for the differences u of
@@ -311,8 +325,9 @@ def audit_knorm(mechanism, space=None, *, sensitivity=None, value=None, n_pairs=
     sample_t = _release_sampler(mechanism, t)  # one object: the pairs share the outputs at t
     for u in U:
         t2 = t - u
-        pairs.append(NeighbourPair(sample_t, _release_sampler(mechanism, t2),
-                                   knorm_statistics(ball, t, t2), f"u = {_fmt(u)}"))
+        pairs.append(
+            NeighbourPair(sample_t, _release_sampler(mechanism, t2), knorm_statistics(ball, t, t2), f"u = {_fmt(u)}")
+        )
     if claimed_epsilon is None:
         claimed_epsilon = getattr(mechanism, "epsilon", None)
     options.setdefault("label", repr(mechanism))

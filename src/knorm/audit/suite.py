@@ -196,8 +196,17 @@ def _logistic_case(printed_gamma):
         est = logistic.LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1])
         # Deliberate fault: swap the module's gamma for the printed one during the fits.
         context = (lambda: mock.patch.object(logistic, "objective_gamma", _printed_gamma)) if printed_gamma else None
-        return audit_estimator(est, _LOGISTIC_X, _LOGISTIC_Y, _LOGISTIC_X2, _LOGISTIC_Y, context=context,
-                               n_samples=n_samples, confidence=confidence, rng=rng)
+        return audit_estimator(
+            est,
+            _LOGISTIC_X,
+            _LOGISTIC_Y,
+            _LOGISTIC_X2,
+            _LOGISTIC_Y,
+            context=context,
+            n_samples=n_samples,
+            confidence=confidence,
+            rng=rng,
+        )
 
     return run
 
@@ -222,8 +231,9 @@ def _linear_case(output):
         if output == "statistic":  # the eps-DP release itself, with the K_T likelihood-ratio events
             T, T2 = space.layout.from_data(D[:, :1], D[:, 1]), space.layout.from_data(D2[:, :1], D2[:, 1])
             options = {"output": lambda e: e.statistic_noisy_, "statistics": knorm_statistics(ball, T, T2)}
-        return audit_estimator(est, D[:, :1], D[:, 1], D2[:, :1], D2[:, 1], n_samples=n_samples,
-                               confidence=confidence, rng=rng, **options)
+        return audit_estimator(
+            est, D[:, :1], D[:, 1], D2[:, :1], D2[:, 1], n_samples=n_samples, confidence=confidence, rng=rng, **options
+        )
 
     return run
 
@@ -242,17 +252,38 @@ def estimator_cases():
     cases = []
     if _have_module("knorm.models.logistic"):
         cases += [
-            AuditCase("logistic, objective perturbation (n=2, m=2)", _logistic_case(False), None,
-                      sample_factor=0.015, kind="custom"),
-            AuditCase("BROKEN logistic with the printed gamma < 0", _logistic_case(True), math.inf, sound=False,
-                      sample_factor=0.015, kind="custom"),
+            AuditCase(
+                "logistic, objective perturbation (n=2, m=2)",
+                _logistic_case(False),
+                None,
+                sample_factor=0.015,
+                kind="custom",
+            ),
+            AuditCase(
+                "BROKEN logistic with the printed gamma < 0",
+                _logistic_case(True),
+                math.inf,
+                sound=False,
+                sample_factor=0.015,
+                kind="custom",
+            ),
         ]
     if _have_module("knorm.models.linear"):
         cases += [
-            AuditCase("linear, functional mechanism K_T (p=1), coefficients", _linear_case("coefficients"), None,
-                      sample_factor=0.02, kind="custom"),
-            AuditCase("linear, functional mechanism K_T (p=1), noisy statistic", _linear_case("statistic"), 1.0,
-                      sample_factor=0.02, kind="custom"),
+            AuditCase(
+                "linear, functional mechanism K_T (p=1), coefficients",
+                _linear_case("coefficients"),
+                None,
+                sample_factor=0.02,
+                kind="custom",
+            ),
+            AuditCase(
+                "linear, functional mechanism K_T (p=1), noisy statistic",
+                _linear_case("statistic"),
+                1.0,
+                sample_factor=0.02,
+                kind="custom",
+            ),
         ]
     return cases
 
@@ -285,8 +316,13 @@ def _mechanism_cases():
         AuditCase("K_T, regression p=2", _regression(lambda: kt_ball(2), 1.0), 1.0, sample_factor=0.5),
         AuditCase("cut ball, regression p=2", _regression(_cut_ball, 1.0), 1.0, sample_factor=0.5),
         AuditCase("BROKEN l2 sampler draws half the noise", _halved_l2, 2.0, sound=False),
-        AuditCase("BROKEN K_T with Delta/2 declared", _regression(lambda: kt_ball(2), 0.5, declared=0.5), 1.0,
-                  sound=False, sample_factor=0.5),
+        AuditCase(
+            "BROKEN K_T with Delta/2 declared",
+            _regression(lambda: kt_ball(2), 0.5, declared=0.5),
+            1.0,
+            sound=False,
+            sample_factor=0.5,
+        ),
         AuditCase("BROKEN l1 ball with Delta_inf = 2", _l1_with_linf_sensitivity, 1.5625, sound=False),
         AuditCase("BROKEN noise ignores eps (l_inf)", _ignores_epsilon, 1.0, sound=False),
     ]
@@ -307,19 +343,37 @@ def run_suite(*, n_samples=1_000_000, confidence=0.999, seed=20261121, cases=Non
     Case i uses the seed (seed, i), so any row can be reproduced alone.
     """
     cases = standard_cases() if cases is None else cases
-    return [(c, run_case(c, n_samples=n_samples, confidence=confidence, rng=np.random.SeedSequence([seed, i])))
-            for i, c in enumerate(cases)]
+    return [
+        (c, run_case(c, n_samples=n_samples, confidence=confidence, rng=np.random.SeedSequence([seed, i])))
+        for i, c in enumerate(cases)
+    ]
 
 
 def format_table(rows):
     """A plain-text (markdown) table of (case, AuditResult) rows."""
-    head = ("mechanism", "claimed eps", "true eps", "eps lower bound", "verdict", "expected", "test outputs/side",
-            "seconds")
+    head = (
+        "mechanism",
+        "claimed eps",
+        "true eps",
+        "eps lower bound",
+        "verdict",
+        "expected",
+        "test outputs/side",
+        "seconds",
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for case, res in rows:
         expected = "pass" if case.sound else "VIOLATION"
         true = f"<= {res.claimed_epsilon:g}" if case.true_epsilon is None else f"{case.true_epsilon:g}"
-        cells = (case.name, f"{res.claimed_epsilon:g}", true, f"{res.eps_lower:.4f}",
-                 res.verdict, expected, f"{res.n_test:,}", f"{res.seconds:.1f}")
+        cells = (
+            case.name,
+            f"{res.claimed_epsilon:g}",
+            true,
+            f"{res.eps_lower:.4f}",
+            res.verdict,
+            expected,
+            f"{res.n_test:,}",
+            f"{res.seconds:.1f}",
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

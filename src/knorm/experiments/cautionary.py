@@ -55,29 +55,66 @@ def run(config):
     rows, var_rows = [], []
     for name, ball in (("K", rectangle()), ("H", diamond())):
         v = KNormNoise(ball, scale=1.0).sample(n, rng=task_rng(config.seed, "cautionary", name))
-        var_rows.append(dict(mechanism=name, var_x=v[:, 0].var(ddof=1), var_y=v[:, 1].var(ddof=1),
-                             exact_var_x=EXACT_VARIANCES[name][0], exact_var_y=EXACT_VARIANCES[name][1],
-                             paper_var_x=PAPER_VARIANCES[name][0], paper_var_y=PAPER_VARIANCES[name][1]))
+        var_rows.append(
+            dict(
+                mechanism=name,
+                var_x=v[:, 0].var(ddof=1),
+                var_y=v[:, 1].var(ddof=1),
+                exact_var_x=EXACT_VARIANCES[name][0],
+                exact_var_y=EXACT_VARIANCES[name][1],
+                paper_var_x=PAPER_VARIANCES[name][0],
+                paper_var_y=PAPER_VARIANCES[name][1],
+            )
+        )
         for loss, p in (("linf", math.inf), ("l2", 2), ("l1", 1)):
             x = np.linalg.norm(v, ord=p, axis=1)
             mean, se = x.mean(), x.std(ddof=1) / math.sqrt(n)
             pm, pse = PAPER[name][loss]
-            rows.append(dict(mechanism=name, loss=loss, mean=mean, se=se, paper=pm, paper_se=pse,
-                             z=(mean - pm) / math.hypot(se, pse)))
+            rows.append(
+                dict(
+                    mechanism=name,
+                    loss=loss,
+                    mean=mean,
+                    se=se,
+                    paper=pm,
+                    paper_se=pse,
+                    z=(mean - pm) / math.hypot(se, pse),
+                )
+            )
     table, variances = pd.DataFrame(rows), pd.DataFrame(var_rows)
     claims = [
-        Claim("cautionary", f"E {r['loss']} loss of the {r['mechanism']}-mech", f"{r['paper']:.2f} ({r['paper_se']:.3f})",
-              f"{r['mean']:.2f} ({r['se']:.3f})", bool(abs(r["z"]) < 3), f"z = {r['z']:+.2f}; agreement means |z| < 3")
+        Claim(
+            "cautionary",
+            f"E {r['loss']} loss of the {r['mechanism']}-mech",
+            f"{r['paper']:.2f} ({r['paper_se']:.3f})",
+            f"{r['mean']:.2f} ({r['se']:.3f})",
+            bool(abs(r["z"]) < 3),
+            f"z = {r['z']:+.2f}; agreement means |z| < 3",
+        )
         for r in rows
     ]
     mean = {(r["mechanism"], r["loss"]): r["mean"] for r in rows}
     h_wins = all(mean["H", loss] < mean["K", loss] for loss in ("linf", "l2", "l1"))
-    claims.append(Claim("cautionary", "H beats K in expected l_inf, l2 and l1 loss although K is inside H",
-                        "yes", "yes" if h_wins else "no", h_wins))
+    claims.append(
+        Claim(
+            "cautionary",
+            "H beats K in expected l_inf, l2 and l1 loss although K is inside H",
+            "yes",
+            "yes" if h_wins else "no",
+            h_wins,
+        )
+    )
     for name, (vx, vy) in PAPER_VARIANCES.items():
-        claims.append(Claim("cautionary", f"marginal variances of the {name}-mech (x, y)", f"{vx:.2f}, {vy:.2f}",
-                            f"{EXACT_VARIANCES[name][0]:.2f}, {EXACT_VARIANCES[name][1]:.2f} (exact)", None,
-                            "the shapes were derived from these numbers (module docstring)"))
+        claims.append(
+            Claim(
+                "cautionary",
+                f"marginal variances of the {name}-mech (x, y)",
+                f"{vx:.2f}, {vy:.2f}",
+                f"{EXACT_VARIANCES[name][0]:.2f}, {EXACT_VARIANCES[name][1]:.2f} (exact)",
+                None,
+                "the shapes were derived from these numbers (module docstring)",
+            )
+        )
     summary = "Cautionary example (Discussion): K = [-100,100] x [-1,1] inside H = {|x|/110 + |y|/11 <= 1}, eps = 1\n"
     summary += table.to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n\n"
     summary += variances.to_string(index=False, float_format=lambda x: f"{x:.2f}")

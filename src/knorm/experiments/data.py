@@ -7,7 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HOUSING_LOG", "HOUSING_TARGET", "PreparedData", "housing_path", "prepare_regression_data", "shared_data_dir"]
+__all__ = [
+    "HOUSING_LOG",
+    "HOUSING_TARGET",
+    "PreparedData",
+    "housing_path",
+    "prepare_regression_data",
+    "shared_data_dir",
+]
 
 # Columns log-transformed in the housing pipeline (sizes and the price), as the
 # paper logs rent and square footage (Section 5.3).
@@ -62,17 +69,23 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
 
     df = pd.read_csv(path)
     if target not in df.columns:
-        raise ValueError(f"The 'target' parameter must name a column of {path}. Got {target!r}; columns are {list(df.columns)}.")
+        raise ValueError(
+            f"The 'target' parameter must name a column of {path}. Got {target!r}; columns are {list(df.columns)}."
+        )
     if df.shape[1] < 2:
         raise ValueError(f"{path} has no feature column besides the target {target!r}.")
     n0 = len(df)
     df = df.dropna()
     dropped = n0 - len(df)
     if len(df) < 2:
-        raise ValueError(f"{path} must have at least 2 rows without missing values. Got {len(df)} of {n0} rows instead.")
+        raise ValueError(
+            f"{path} must have at least 2 rows without missing values. Got {len(df)} of {n0} rows instead."
+        )
     y = pd.to_numeric(df[target], errors="coerce")
     if y.isna().any():
-        raise ValueError(f"The target column {target!r} must be numeric. Got non-numeric values such as {df[target][y.isna()].iloc[0]!r}.")
+        raise ValueError(
+            f"The target column {target!r} must be numeric. Got non-numeric values such as {df[target][y.isna()].iloc[0]!r}."
+        )
     feats = df.drop(columns=[target])
     parts, names = [], []
     for col in feats.columns:
@@ -87,7 +100,9 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
         else:
             levels = sorted(s.astype(str).unique())
             if len(levels) > max_levels:
-                raise ValueError(f"Column {col!r} is not numeric and has {len(levels)} levels (more than {max_levels}); encode it first.")
+                raise ValueError(
+                    f"Column {col!r} is not numeric and has {len(levels)} levels (more than {max_levels}); encode it first."
+                )
             for lev in levels[1:]:
                 parts.append((s.astype(str) == lev).to_numpy(float))
                 names.append(f"{col}={lev}")
@@ -97,12 +112,16 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
     X = np.column_stack(parts)
     for name, col in zip([*names, target], np.column_stack([X, y]).T):
         if not np.all(np.isfinite(col)):
-            raise ValueError(f"Column {name!r} of {path} must hold finite values. Got {float(col[~np.isfinite(col)][0])!r} "
-                             "(inf, or a log of a non-positive number) instead.")
+            raise ValueError(
+                f"Column {name!r} of {path} must hold finite values. Got {float(col[~np.isfinite(col)][0])!r} "
+                "(inf, or a log of a non-positive number) instead."
+            )
     notes = [f"dropped {dropped} of {n0} rows with missing values"]
     X, y = _truncate_rescale(X, quantiles), _truncate_rescale(y[:, None], quantiles)[:, 0]
-    notes.append(f"truncated at the {quantiles[0]:g} and {quantiles[1]:g} quantiles and rescaled to [-1, 1]; "
-                 "these quantiles come from the data and are NOT private (as in the paper, Section 5.3)")
+    notes.append(
+        f"truncated at the {quantiles[0]:g} and {quantiles[1]:g} quantiles and rescaled to [-1, 1]; "
+        "these quantiles come from the data and are NOT private (as in the paper, Section 5.3)"
+    )
     return PreparedData(X, y, names, target, dropped, notes)
 
 

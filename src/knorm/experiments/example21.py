@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
+from knorm.experiments._runner import save_figure, subplots
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, rank_mechanisms
-from knorm.experiments._runner import save_figure, subplots
 from knorm.sensitivity import squared_statistic_space
 
 __all__ = ["example21_table", "figure_1"]
@@ -32,7 +32,15 @@ def example21_table(epsilon=1.0):
         mechs["hull K_2"] = KNormMechanism(space.hull, space.sensitivity(space.hull), epsilon)
         report = rank_mechanisms(mechs)
         for r in report.rows:
-            rows.append(dict(radii=label, name=r["name"], sensitivity=r["sensitivity"], volume=math.exp(r["log_volume"]), epsilon_factor=r["epsilon_factor"]))
+            rows.append(
+                dict(
+                    radii=label,
+                    name=r["name"],
+                    sensitivity=r["sensitivity"],
+                    volume=math.exp(r["log_volume"]),
+                    epsilon_factor=r["epsilon_factor"],
+                )
+            )
     return rows
 
 
@@ -69,7 +77,13 @@ def figure_1(path):
         for name, p in _PS.items():
             sens = space.sensitivity(p) if label == "exact" else space.naive_sensitivity(p)
             b = _ball_boundary(LpBall(2, p, radius=sens.value))
-            ax.plot(b[:, 0], b[:, 1], color=colours[name], lw=1.6, label=f"$\\ell_{{{name[1:].replace('inf', chr(92) + 'infty')}}}$, $\\Delta$ = {sens.value:.3f}")
+            ax.plot(
+                b[:, 0],
+                b[:, 1],
+                color=colours[name],
+                lw=1.6,
+                label=f"$\\ell_{{{name[1:].replace('inf', chr(92) + 'infty')}}}$, $\\Delta$ = {sens.value:.3f}",
+            )
         ax.set_aspect("equal")
         ax.set_xlim(-4.3, 4.3)
         ax.set_ylim(-4.3, 4.3)
@@ -97,25 +111,80 @@ def run(config):
     naive = {p: space.naive_sensitivity(p).value for p in (1, 2)}
     vol = {(r.radii, r.name): r.volume for r in table.itertuples()}
     claims = [
-        Claim("example", "exact Delta_1, Delta_2, Delta_inf (Eq. ExactSensitivity)", "3.125, 2.268 (1/4 sqrt(71 + 8 sqrt 2)), 2",
-              f"{sens[1]:.4f}, {sens[2]:.4f}, {sens[math.inf]:.4f}",
-              bool(abs(sens[1] - 3.125) < 1e-9 and abs(sens[2] - 0.25 * math.sqrt(71 + 8 * math.sqrt(2))) < 1e-9 and sens[math.inf] == 2)),
-        Claim("example", "naive Delta_1, Delta_2 (Eq. ApproximateSensitivity)", "4, sqrt 8 = 2.828",
-              f"{naive[1]:.4f}, {naive[2]:.4f}", bool(abs(naive[1] - 4) < 1e-6 and abs(naive[2] - math.sqrt(8)) < 1e-6)),
-        Claim("example", "volumes of the l1, l2, l_inf balls at exact radii (Example 'volume')", "19.53, 16.16, 16",
-              f"{vol['exact', 'l1']:.2f}, {vol['exact', 'l2']:.2f}, {vol['exact', 'linf']:.2f}",
-              bool(abs(vol["exact", "l1"] - 19.53) < 0.005 and abs(vol["exact", "l2"] - 16.16) < 0.005 and abs(vol["exact", "linf"] - 16) < 1e-9)),
-        Claim("example", "volume of Hull(S_T) = K_2", "13.33 (40/3; ERRATA item 3)", f"{vol['exact', 'hull K_2']:.4f}",
-              bool(abs(vol["exact", "hull K_2"] - 40 / 3) < 1e-9)),
+        Claim(
+            "example",
+            "exact Delta_1, Delta_2, Delta_inf (Eq. ExactSensitivity)",
+            "3.125, 2.268 (1/4 sqrt(71 + 8 sqrt 2)), 2",
+            f"{sens[1]:.4f}, {sens[2]:.4f}, {sens[math.inf]:.4f}",
+            bool(
+                abs(sens[1] - 3.125) < 1e-9
+                and abs(sens[2] - 0.25 * math.sqrt(71 + 8 * math.sqrt(2))) < 1e-9
+                and sens[math.inf] == 2
+            ),
+        ),
+        Claim(
+            "example",
+            "naive Delta_1, Delta_2 (Eq. ApproximateSensitivity)",
+            "4, sqrt 8 = 2.828",
+            f"{naive[1]:.4f}, {naive[2]:.4f}",
+            bool(abs(naive[1] - 4) < 1e-6 and abs(naive[2] - math.sqrt(8)) < 1e-6),
+        ),
+        Claim(
+            "example",
+            "volumes of the l1, l2, l_inf balls at exact radii (Example 'volume')",
+            "19.53, 16.16, 16",
+            f"{vol['exact', 'l1']:.2f}, {vol['exact', 'l2']:.2f}, {vol['exact', 'linf']:.2f}",
+            bool(
+                abs(vol["exact", "l1"] - 19.53) < 0.005
+                and abs(vol["exact", "l2"] - 16.16) < 0.005
+                and abs(vol["exact", "linf"] - 16) < 1e-9
+            ),
+        ),
+        Claim(
+            "example",
+            "volume of Hull(S_T) = K_2",
+            "13.33 (40/3; ERRATA item 3)",
+            f"{vol['exact', 'hull K_2']:.4f}",
+            bool(abs(vol["exact", "hull K_2"] - 40 / 3) < 1e-9),
+        ),
     ]
     balls = {name: LpBall(2, p) for name, p in _PS.items()}
-    exact_nested = [containment((balls[a], sens[_PS[a]]), (balls[b], sens[_PS[b]])).contained for a in balls for b in balls if a != b]
-    claims.append(Claim("example", "exact radii: no l_p ball contains another (Example 'approx')", "none contained",
-                        f"{sum(exact_nested)} of 6 ordered pairs contained", not any(exact_nested)))
+    exact_nested = [
+        containment((balls[a], sens[_PS[a]]), (balls[b], sens[_PS[b]])).contained
+        for a in balls
+        for b in balls
+        if a != b
+    ]
+    claims.append(
+        Claim(
+            "example",
+            "exact radii: no l_p ball contains another (Example 'approx')",
+            "none contained",
+            f"{sum(exact_nested)} of 6 ordered pairs contained",
+            not any(exact_nested),
+        )
+    )
     nv = {"l1": naive[1], "l2": naive[2], "linf": 2.0}
-    chain = containment((balls["linf"], nv["linf"]), (balls["l2"], nv["l2"])).contained and containment((balls["l2"], nv["l2"]), (balls["l1"], nv["l1"])).contained
-    claims.append(Claim("example", "naive radii: l_inf in l2 in l1 (Example 'approx')", "yes", "yes" if chain else "no", bool(chain)))
+    chain = (
+        containment((balls["linf"], nv["linf"]), (balls["l2"], nv["l2"])).contained
+        and containment((balls["l2"], nv["l2"]), (balls["l1"], nv["l1"])).contained
+    )
+    claims.append(
+        Claim(
+            "example", "naive radii: l_inf in l2 in l1 (Example 'approx')", "yes", "yes" if chain else "no", bool(chain)
+        )
+    )
     best = table[table.radii == "exact"].iloc[1]["name"]
-    claims.append(Claim("example", "volume order prefers l_inf among l1, l2, l_inf (Example 'volume')", "l_inf", best, best == "linf"))
-    summary = "Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n" + table.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+    claims.append(
+        Claim(
+            "example",
+            "volume order prefers l_inf among l1, l2, l_inf (Example 'volume')",
+            "l_inf",
+            best,
+            best == "linf",
+        )
+    )
+    summary = "Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n" + table.to_string(
+        index=False, float_format=lambda x: f"{x:.4f}"
+    )
     return Result("example", {"example21": table}, [fig], summary, claims)

@@ -28,8 +28,13 @@ BETA = np.concatenate([[0.0], np.linspace(-1.5, 1.5, P)])
 BOUND_Y = float(np.abs(BETA).sum() + 4.0)
 EPSILONS = [2.0**k for k in range(-4, 3)]  # 1/16 ... 4
 # name -> (mechanism of LinearRegression, postprocess)
-MECHANISMS = {"l1": ("l1", "pinv"), "linf": ("linf", "pinv"), "K_T": ("kt", "pinv"), "hull": ("hull", "pinv"),
-              "hull + floor (ours)": ("hull", "eigen")}
+MECHANISMS = {
+    "l1": ("l1", "pinv"),
+    "linf": ("linf", "pinv"),
+    "K_T": ("kt", "pinv"),
+    "hull": ("hull", "pinv"),
+    "hull + floor (ours)": ("hull", "eigen"),
+}
 
 
 def _task(args):
@@ -48,14 +53,32 @@ def _task(args):
     lo_ci, hi_ci = ols - 1.959964 * se, ols + 1.959964 * se
     one = np.ones(P)
     T, n_rec, clipped = _statistics(X, y, -one, one, np.array([-BOUND_Y]), np.array([BOUND_Y]), "linear experiment")
-    rows = [dict(n=n, rep=rep, eps=math.nan, mechanism="OLS", coverage=float(np.mean((BETA[1:] >= lo_ci[1:]) & (BETA[1:] <= hi_ci[1:]))), clipped=clipped)]
+    rows = [
+        dict(
+            n=n,
+            rep=rep,
+            eps=math.nan,
+            mechanism="OLS",
+            coverage=float(np.mean((BETA[1:] >= lo_ci[1:]) & (BETA[1:] <= hi_ci[1:]))),
+            clipped=clipped,
+        )
+    ]
     for name, (mech, post) in MECHANISMS.items():
         for eps in EPSILONS:
             A, b, *_ = functional_mechanism(T, n_rec, P, mech, eps, rng, postprocess=post)
             coef, icpt = _solve(A, b, -one, one, -BOUND_Y, BOUND_Y, True, post == "pinv")
             inside = (coef >= lo_ci[1:]) & (coef <= hi_ci[1:])
-            rows.append(dict(n=n, rep=rep, eps=eps, mechanism=name, coverage=float(inside.mean()), clipped=clipped,
-                             error=float(np.linalg.norm(np.concatenate([[icpt], coef]) - ols))))
+            rows.append(
+                dict(
+                    n=n,
+                    rep=rep,
+                    eps=eps,
+                    mechanism=name,
+                    coverage=float(inside.mean()),
+                    clipped=clipped,
+                    error=float(np.linalg.norm(np.concatenate([[icpt], coef]) - ols)),
+                )
+            )
     return rows
 
 
@@ -87,19 +110,49 @@ def run(config):
             level = float(np.interp(math.log(e), np.log(eps), c["l1"]))
             ratios.append(eps_to_reach(eps, c["linf"].to_numpy(), level) / e)
         ok = bool(np.nanmedian(ratios) <= 0.65)
-        claims.append(Claim("linear", f"n={n}: l_inf reaches l1's coverage with about half the epsilon",
-                            "about 1/2 (n=10^6: l1 ~0.7 at eps=1/2, l_inf at 1/4)",
-                            "eps ratio " + ", ".join(f"{r:.2f}" for r in ratios) + " at eps_l1 = 1/4, 1/2, 1", ok,
-                            "agreement means a median ratio <= 0.65"))
+        claims.append(
+            Claim(
+                "linear",
+                f"n={n}: l_inf reaches l1's coverage with about half the epsilon",
+                "about 1/2 (n=10^6: l1 ~0.7 at eps=1/2, l_inf at 1/4)",
+                "eps ratio " + ", ".join(f"{r:.2f}" for r in ratios) + " at eps_l1 = 1/4, 1/2, 1",
+                ok,
+                "agreement means a median ratio <= 0.65",
+            )
+        )
         gap = float((c["K_T"] - c["linf"]).abs().max())
-        claims.append(Claim("linear", f"n={n}: the 'optimal' K_T performs very similarly to l_inf", "yes",
-                            f"max coverage gap {gap:.3f}", gap <= 0.1, "agreement means a gap <= 0.1"))
+        claims.append(
+            Claim(
+                "linear",
+                f"n={n}: the 'optimal' K_T performs very similarly to l_inf",
+                "yes",
+                f"max coverage gap {gap:.3f}",
+                gap <= 0.1,
+                "agreement means a gap <= 0.1",
+            )
+        )
         better = bool((c["hull"] >= c["K_T"] - 0.02).all())
-        claims.append(Claim("linear", f"n={n}: (ours) the tighter cut ball is at least as good as K_T", "not in paper",
-                            "yes" if better else "no", better, "coverage within 0.02 or better at every eps"))
+        claims.append(
+            Claim(
+                "linear",
+                f"n={n}: (ours) the tighter cut ball is at least as good as K_T",
+                "not in paper",
+                "yes" if better else "no",
+                better,
+                "coverage within 0.02 or better at every eps",
+            )
+        )
         mono = bool((np.diff(c.to_numpy(), axis=0) >= -0.05).all())
-        claims.append(Claim("linear", f"n={n}: coverage increases with epsilon for every mechanism", "yes",
-                            "yes" if mono else "no", mono, "allowing Monte Carlo dips of 0.05"))
+        claims.append(
+            Claim(
+                "linear",
+                f"n={n}: coverage increases with epsilon for every mechanism",
+                "yes",
+                "yes" if mono else "no",
+                mono,
+                "allowing Monte Carlo dips of 0.05",
+            )
+        )
     if len(ns) > 1:
         same = bool(((cov.loc[ns[1]] - cov.loc[ns[0]]) >= -0.05).all().all())
         claims.append(Claim("linear", "larger n improves every method", "yes", "yes" if same else "no", same))

@@ -21,7 +21,13 @@ __all__ = ["run", "BETA", "EPSILONS", "MECHANISMS"]
 BETA = np.array([0.0, -1.0, -0.5, -0.25, 0.0, 0.75, 1.5])
 EPSILONS = [2.0**k for k in range(-6, 2)]  # 1/64 ... 2
 # name -> (p of the l_p ball, q)
-MECHANISMS = {"l1": (1, 0.5), "l2": (2, 0.5), "linf": (math.inf, 0.5), "linf q=0.85": (math.inf, 0.85), "linf q=auto": (math.inf, "auto")}
+MECHANISMS = {
+    "l1": (1, 0.5),
+    "l2": (2, 0.5),
+    "linf": (math.inf, 0.5),
+    "linf q=0.85": (math.inf, 0.85),
+    "linf q=auto": (math.inf, "auto"),
+}
 
 
 def _simulate(n, rng):
@@ -70,23 +76,53 @@ def run(config):
         # Carlo noise; the paper's curves merge there too.
         noisy = m["linf"] > 1.5 * mle[n]
         order_ok = bool(np.all(((m["linf"] < m["l2"]) & (m["l2"] < m["l1"]))[noisy]))
-        claims.append(Claim("logistic", f"n={n}: median error orders l_inf < l2 < l1 (q=1/2)",
-                            "yes (Figure L2LogisticExtra)", "yes" if order_ok else f"no ({_violations(m[noisy])})", order_ok,
-                            f"judged at the eps where l_inf's error exceeds 1.5x the MLE's (eps <= {max(m.index[noisy], default=float('nan')):g})"))
+        claims.append(
+            Claim(
+                "logistic",
+                f"n={n}: median error orders l_inf < l2 < l1 (q=1/2)",
+                "yes (Figure L2LogisticExtra)",
+                "yes" if order_ok else f"no ({_violations(m[noisy])})",
+                order_ok,
+                f"judged at the eps where l_inf's error exceeds 1.5x the MLE's (eps <= {max(m.index[noisy], default=float('nan')):g})",
+            )
+        )
         eps_arr = np.array(m.index)
-        ratios = [epsilon_to_match(eps_arr, m["linf"].to_numpy(), m["l1"].to_numpy(), e) for e in (1 / 16, 1 / 8, 1 / 4)]
+        ratios = [
+            epsilon_to_match(eps_arr, m["linf"].to_numpy(), m["l1"].to_numpy(), e) for e in (1 / 16, 1 / 8, 1 / 4)
+        ]
         ratios = [e / r for e, r in zip((1 / 16, 1 / 8, 1 / 4), ratios)]
         ok = bool(np.nanmedian(ratios) <= 0.6)
-        claims.append(Claim("logistic", f"n={n}: l_inf reaches l1's accuracy with about half the epsilon",
-                            "about 1/2 (utility ~1 at eps=1/16 for l_inf vs 1/8 for l1)",
-                            "eps ratio " + ", ".join(f"{r:.2f}" for r in ratios) + " at eps_linf = 1/16, 1/8, 1/4", ok))
+        claims.append(
+            Claim(
+                "logistic",
+                f"n={n}: l_inf reaches l1's accuracy with about half the epsilon",
+                "about 1/2 (utility ~1 at eps=1/16 for l_inf vs 1/8 for l1)",
+                "eps ratio " + ", ".join(f"{r:.2f}" for r in ratios) + " at eps_linf = 1/16, 1/8, 1/4",
+                ok,
+            )
+        )
         small = m.index <= 0.25
         q85 = bool(np.all(m.loc[small, "linf q=0.85"] < m.loc[small, "linf"]))
-        claims.append(Claim("logistic", f"n={n}: q = 0.85 improves on q = 1/2 for l_inf (small eps)", "yes",
-                            "yes" if q85 else "no", q85))
+        claims.append(
+            Claim(
+                "logistic",
+                f"n={n}: q = 0.85 improves on q = 1/2 for l_inf (small eps)",
+                "yes",
+                "yes" if q85 else "no",
+                q85,
+            )
+        )
         auto = bool(np.all(m["linf q=auto"] <= m["linf"] * 1.02))
-        claims.append(Claim("logistic", f"n={n}: (ours) q='auto' never worse than q = 1/2 (within 2%)", "not in paper",
-                            "yes" if auto else "no", auto, "data-independent rule, LogisticRegression(q='auto')"))
+        claims.append(
+            Claim(
+                "logistic",
+                f"n={n}: (ours) q='auto' never worse than q = 1/2 (within 2%)",
+                "not in paper",
+                "yes" if auto else "no",
+                auto,
+                "data-independent rule, LogisticRegression(q='auto')",
+            )
+        )
     summary = "Logistic regression (Algorithm 'Logistic Regression on Simulated Data'): median l2 error to beta\n"
     for n in ns:
         summary += f"\nn = {n}, {reps} replicates, MLE error {mle[n]:.4f}, zero vector {np.linalg.norm(BETA):.4f}\n"
@@ -103,7 +139,13 @@ def _figure(med, mle, path):
     ns = sorted(med.index.get_level_values("n").unique())
     fig, axes = subplots(1, len(ns), figsize=(6 * len(ns), 4.5), squeeze=False)
     styles = {"l1": "o-", "l2": "s-", "linf": "^-", "linf q=0.85": "v--", "linf q=auto": "d:"}
-    labels = {"l1": "$\\ell_1$", "l2": "$\\ell_2$", "linf": "$\\ell_\\infty$", "linf q=0.85": "$\\ell_\\infty^*$ (q=0.85)", "linf q=auto": "$\\ell_\\infty$, q=auto (ours)"}
+    labels = {
+        "l1": "$\\ell_1$",
+        "l2": "$\\ell_2$",
+        "linf": "$\\ell_\\infty$",
+        "linf q=0.85": "$\\ell_\\infty^*$ (q=0.85)",
+        "linf q=auto": "$\\ell_\\infty$, q=auto (ours)",
+    }
     for ax, n in zip(axes[0], ns):
         m = med.loc[n]
         for name in m.columns:

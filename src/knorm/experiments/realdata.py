@@ -20,8 +20,14 @@ __all__ = ["run", "EPSILONS", "MECHANISMS"]
 
 EPSILONS = [2.0**k for k in range(-2, 5)]  # 1/4 ... 16
 # name -> (mechanism, postprocess); the paper's three with its pseudo-inverse, then ours
-MECHANISMS = {"l1": ("l1", "pinv"), "linf": ("linf", "pinv"), "K_T": ("kt", "pinv"),
-              "l1 + floor": ("l1", "eigen"), "linf + floor": ("linf", "eigen"), "auto + floor (ours)": ("auto", "eigen")}
+MECHANISMS = {
+    "l1": ("l1", "pinv"),
+    "linf": ("linf", "pinv"),
+    "K_T": ("kt", "pinv"),
+    "l1 + floor": ("l1", "eigen"),
+    "linf + floor": ("linf", "eigen"),
+    "auto + floor (ours)": ("auto", "eigen"),
+}
 
 
 def _task(args):
@@ -36,8 +42,15 @@ def _task(args):
         for eps in EPSILONS:
             A, b, *_ = functional_mechanism(T, n, p, mech, eps, rng, postprocess=post)
             coef, icpt = _solve(A, b, -one, one, -1.0, 1.0, True, post == "pinv")
-            rows.append(dict(rep=rep, eps=eps, mechanism=name, chosen=mech,
-                             distance=float(np.linalg.norm(np.concatenate([[icpt], coef]) - mle))))
+            rows.append(
+                dict(
+                    rep=rep,
+                    eps=eps,
+                    mechanism=name,
+                    chosen=mech,
+                    distance=float(np.linalg.norm(np.concatenate([[icpt], coef]) - mle)),
+                )
+            )
     return rows
 
 
@@ -59,8 +72,10 @@ def run(config):
 
     data, source = _load(config)
     if data is None:
-        msg = ("realdata skipped: ../shared/data/california_housing.csv is absent and no --data/--target was given. "
-               "Pass any CSV with --data FILE --target COLUMN.")
+        msg = (
+            "realdata skipped: ../shared/data/california_housing.csv is absent and no --data/--target was given. "
+            "Pass any CSV with --data FILE --target COLUMN."
+        )
         return Result("realdata", {}, [], msg, [])
     X, y = data.X, data.y
     n, p = X.shape
@@ -76,32 +91,77 @@ def run(config):
     fig = _figure(med, zero, config.out / "realdata_distance.png", source)
     eps = np.array(med.index)
     claims = []
-    for a, b, note in (("linf", "l1", "with the paper's pseudo-inverse"), ("linf + floor", "l1 + floor", "with our eigenvalue floor")):
+    for a, b, note in (
+        ("linf", "l1", "with the paper's pseudo-inverse"),
+        ("linf + floor", "l1 + floor", "with our eigenvalue floor"),
+    ):
         ratios = [e / epsilon_to_match(eps, med[a].to_numpy(), med[b].to_numpy(), e) for e in (1.0, 2.0, 4.0)]
         ok = bool(np.nanmedian(ratios) <= 0.65)
-        claims.append(Claim("realdata", f"l_inf over l1 is worth about doubling epsilon ({note})", "about 1/2",
-                            "eps ratio " + ", ".join("n/a" if math.isnan(r) else f"{r:.2f}" for r in ratios) + " at eps_linf = 1, 2, 4",
-                            ok, "agreement means a median ratio <= 0.65; the pseudo-inverse is dominated by blow-ups on "
-                            "this 11x smaller dataset, so only the floored pair is informative"))
+        claims.append(
+            Claim(
+                "realdata",
+                f"l_inf over l1 is worth about doubling epsilon ({note})",
+                "about 1/2",
+                "eps ratio "
+                + ", ".join("n/a" if math.isnan(r) else f"{r:.2f}" for r in ratios)
+                + " at eps_linf = 1, 2, 4",
+                ok,
+                "agreement means a median ratio <= 0.65; the pseudo-inverse is dominated by blow-ups on "
+                "this 11x smaller dataset, so only the floored pair is informative",
+            )
+        )
     gap = float(((med["K_T"] - med["linf"]) / med["linf"]).abs().median())
-    claims.append(Claim("realdata", "the 'optimal' K_T offers no sizeable benefit over l_inf", "yes",
-                        f"median relative gap {gap:.3f}", gap <= 0.15, "agreement means <= 15%"))
+    claims.append(
+        Claim(
+            "realdata",
+            "the 'optimal' K_T offers no sizeable benefit over l_inf",
+            "yes",
+            f"median relative gap {gap:.3f}",
+            gap <= 0.15,
+            "agreement means <= 15%",
+        )
+    )
     gain = float(med.loc[4.0, "linf"] / med.loc[4.0, "auto + floor (ours)"])
-    claims.append(Claim("realdata", "(ours) default post-processing vs the paper's plain l_inf at eps = 4", "not in paper",
-                        f"{gain:.2f}x smaller median distance", gain >= 2, "issue target: at least 2x"))
+    claims.append(
+        Claim(
+            "realdata",
+            "(ours) default post-processing vs the paper's plain l_inf at eps = 4",
+            "not in paper",
+            f"{gain:.2f}x smaller median distance",
+            gain >= 2,
+            "issue target: at least 2x",
+        )
+    )
     useful = [e for e in eps if med.loc[e, "linf"] < zero]
-    claims.append(Claim("realdata", "paper's estimator better than the zero vector", "yes for eps >= ~1 (its Figure L2)",
-                        "from eps = " + (f"{min(useful):g}" if useful else "never in the grid"), None,
-                        f"our stand-in has p = {p} and ||beta_MLE|| = {zero:.2f} (paper: 0.82); see the page notes"))
-    summary = (f"Real data ({source}): n = {n}, p = {p} predictors, {reps} replicates; ||beta_MLE|| = {zero:.3f}\n"
-               + "\n".join("note: " + s for s in data.notes) + "\nmedian l2 distance to the MLE:\n"
-               + med.to_string(float_format=lambda x: f"{x:.4f}"))
+    claims.append(
+        Claim(
+            "realdata",
+            "paper's estimator better than the zero vector",
+            "yes for eps >= ~1 (its Figure L2)",
+            "from eps = " + (f"{min(useful):g}" if useful else "never in the grid"),
+            None,
+            f"our stand-in has p = {p} and ||beta_MLE|| = {zero:.2f} (paper: 0.82); see the page notes",
+        )
+    )
+    summary = (
+        f"Real data ({source}): n = {n}, p = {p} predictors, {reps} replicates; ||beta_MLE|| = {zero:.3f}\n"
+        + "\n".join("note: " + s for s in data.notes)
+        + "\nmedian l2 distance to the MLE:\n"
+        + med.to_string(float_format=lambda x: f"{x:.4f}")
+    )
     return Result("realdata", {"realdata_raw": raw, "realdata_medians": med.reset_index()}, [fig], summary, claims)
 
 
 def _figure(med, zero, path, source):
     fig, ax = subplots(figsize=(7, 4.5))
-    styles = {"l1": "o-", "linf": "^-", "K_T": "s-", "l1 + floor": "o--", "linf + floor": "^--", "auto + floor (ours)": "d--"}
+    styles = {
+        "l1": "o-",
+        "linf": "^-",
+        "K_T": "s-",
+        "l1 + floor": "o--",
+        "linf + floor": "^--",
+        "auto + floor (ours)": "d--",
+    }
     for name in med.columns:
         ax.plot(med.index, med[name], styles.get(name, "-"), label=name)
     ax.axhline(zero, color="k", lw=1, label="zero vector")

@@ -57,8 +57,15 @@ def write_results_page(results, config, path, command):
     path.parent.mkdir(parents=True, exist_ok=True)
     out_rel = os.path.relpath(config.out, path.parent)
     mode = "quick mode (small replicate counts)" if config.quick else "the paper's replicate counts"
-    lines = [_INTRO.format(command=command, date=datetime.date.today().isoformat(),
-                           machine=f"{os.cpu_count()} cores, Python {platform.python_version()}", mode=mode, out=out_rel)]
+    lines = [
+        _INTRO.format(
+            command=command,
+            date=datetime.date.today().isoformat(),
+            machine=f"{os.cpu_count()} cores, Python {platform.python_version()}",
+            mode=mode,
+            out=out_rel,
+        )
+    ]
     n_claims = sum(1 for r in results for c in r.claims if c.agrees is not None)
     n_agree = sum(1 for r in results for c in r.claims if c.agrees)
     lines.append(f"**{n_agree} of {n_claims} tested claims agree.**\n")
@@ -74,6 +81,10 @@ def write_results_page(results, config, path, command):
         for fig in r.figures:
             rel = os.path.relpath(fig, path.parent)
             lines.append(f"![{Path(fig).stem}]({rel})\n")
-        lines.append("<details><summary>summary printed by the run</summary>\n\n```\n" + r.summary.strip() + "\n```\n</details>\n")
+        lines.append(
+            "<details><summary>summary printed by the run</summary>\n\n```\n"
+            + r.summary.strip()
+            + "\n```\n</details>\n"
+        )
     path.write_text("\n".join(lines))
     return path

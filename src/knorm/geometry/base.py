@@ -49,9 +49,7 @@ class Volume(float):
 
     def log(self):
         """The natural log, with the standard error carried by the delta method."""
-        return Volume(
-            math.log(self), exact=self.exact, stderr=self.stderr / float(self), method=self.method
-        )
+        return Volume(math.log(self), exact=self.exact, stderr=self.stderr / float(self), method=self.method)
 
 
 @dataclass
@@ -153,8 +151,7 @@ class NormBall(ABC):
 
     def _support(self, c):
         raise NotImplementedError(
-            f"{type(self).__name__} has no known support function; use a Polytope "
-            "or a ball with a closed-form support."
+            f"{type(self).__name__} has no known support function; use a Polytope or a ball with a closed-form support."
         )
 
     def _log_volume(self, rng, n_samples):

@@ -250,9 +250,7 @@ class OracleBall(NormBall):
         bad = ~self._member(-P)
         if bad.any():
             w = P[np.argmax(bad)]
-            raise NotANormBallError(
-                f"OracleBall: not symmetric: u = {w.tolist()!r} is a member but -u is not {note}."
-            )
+            raise NotANormBallError(f"OracleBall: not symmetric: u = {w.tolist()!r} is a member but -u is not {note}.")
 
         i = rng.integers(len(P), size=2 * len(P))
         j = rng.integers(len(P), size=2 * len(P))

@@ -31,8 +31,7 @@ def _check_matrix(x, name, owner):
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as err:
         raise TypeError(
-            f"The {name!r} parameter of {owner} must be a 2-D array of real numbers. "
-            f"Got {type(x).__name__} instead."
+            f"The {name!r} parameter of {owner} must be a 2-D array of real numbers. Got {type(x).__name__} instead."
         ) from err
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(
@@ -157,8 +156,7 @@ class Polytope(NormBall):
 
     def __init__(self, *args, **kwargs):
         raise TypeError(
-            "Polytope cannot be instantiated directly; use Polytope.from_halfspaces(A, b) "
-            "or Polytope.from_points(V)."
+            "Polytope cannot be instantiated directly; use Polytope.from_halfspaces(A, b) or Polytope.from_points(V)."
         )
 
     # -- factories -------------------------------------------------------------

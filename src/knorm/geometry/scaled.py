@@ -28,7 +28,9 @@ class ScaledBall(NormBall):
 
     def __init__(self, base, factor):
         if not isinstance(base, NormBall):
-            raise TypeError(f"The 'base' parameter of ScaledBall must be a NormBall. Got {type(base).__name__} instead.")
+            raise TypeError(
+                f"The 'base' parameter of ScaledBall must be a NormBall. Got {type(base).__name__} instead."
+            )
         c = check_factor(factor, "ScaledBall")
         if isinstance(base, ScaledBall):  # flatten nested scalings
             base, c = base.base, c * base.factor

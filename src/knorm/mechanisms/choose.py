@@ -10,7 +10,6 @@ import math
 import time
 from dataclasses import dataclass, field
 
-
 from knorm._validation import check_positive, check_rng
 from knorm.geometry.base import NormBall
 from knorm.geometry.lp import LpBall
@@ -98,7 +97,9 @@ def choose_mechanism(space, epsilon, candidates=None, *, time_budget=0.05, rng=N
     mechs, skipped = {}, {}
     for name, ball in candidates.items():
         if not isinstance(ball, NormBall):
-            raise TypeError(f"Candidate {name!r} of choose_mechanism must be a NormBall. Got {type(ball).__name__} instead.")
+            raise TypeError(
+                f"Candidate {name!r} of choose_mechanism must be a NormBall. Got {type(ball).__name__} instead."
+            )
         if ball.dim != space.dim:
             raise ValueError(
                 f"Candidate {name!r} of choose_mechanism must have dimension {space.dim} (the space's). "

@@ -262,13 +262,23 @@ def rank_mechanisms(mechanisms):
     dims = {m.dim for m in mechanisms.values()}
     epss = {m.epsilon for m in mechanisms.values()}
     if len(dims) > 1 or len(epss) > 1:
-        raise ValueError(f"All mechanisms must share dimension and epsilon. Got dimensions {sorted(dims)} and epsilons {sorted(epss)} instead.")
+        raise ValueError(
+            f"All mechanisms must share dimension and epsilon. Got dimensions {sorted(dims)} and epsilons {sorted(epss)} instead."
+        )
     m = dims.pop()
     rows = []
     for name, mech in mechanisms.items():
         lv = mech.log_volume()
-        rows.append(dict(name=name, dim=m, sensitivity=mech.sensitivity.value, log_volume=float(lv),
-                         volume_exact=lv.exact, entropy=float(mech.entropy())))
+        rows.append(
+            dict(
+                name=name,
+                dim=m,
+                sensitivity=mech.sensitivity.value,
+                log_volume=float(lv),
+                volume_exact=lv.exact,
+                entropy=float(mech.entropy()),
+            )
+        )
     rows.sort(key=lambda r: r["log_volume"])
     for r in rows:
         r["epsilon_factor"] = math.exp((r["log_volume"] - rows[0]["log_volume"]) / m)

@@ -50,7 +50,9 @@ class KNormMechanism:
 
     def __init__(self, ball, sensitivity, epsilon, *, unsafe_allow_estimated_sensitivity=False):
         if not isinstance(ball, NormBall):
-            raise TypeError(f"The 'ball' parameter of KNormMechanism must be a NormBall. Got {type(ball).__name__} instead.")
+            raise TypeError(
+                f"The 'ball' parameter of KNormMechanism must be a NormBall. Got {type(ball).__name__} instead."
+            )
         if ball.estimated and not unsafe_allow_estimated_sensitivity:
             raise UnsafeSensitivityError(
                 f"The 'ball' parameter of KNormMechanism must not be estimated from samples. Got {ball!r}, "
@@ -115,7 +117,9 @@ class KNormMechanism:
     def log_volume(self):
         """log vol(Delta K): the key of the volume order (paper Definition "Containment and Volume Orders")."""
         lv = self.noise.log_volume()
-        return type(lv)(float(lv) + self.dim * math.log(self.sensitivity.value), exact=lv.exact, stderr=lv.stderr, method=lv.method)
+        return type(lv)(
+            float(lv) + self.dim * math.log(self.sensitivity.value), exact=lv.exact, stderr=lv.stderr, method=lv.method
+        )
 
     def entropy(self):
         """Entropy of the noise (paper Proposition "Entropy of K-mech")."""

@@ -52,7 +52,9 @@ class KNormNoise:
 
     def __init__(self, ball, scale):
         if not isinstance(ball, NormBall):
-            raise TypeError(f"The 'ball' parameter of KNormNoise must be a NormBall. Got {type(ball).__name__} instead.")
+            raise TypeError(
+                f"The 'ball' parameter of KNormNoise must be a NormBall. Got {type(ball).__name__} instead."
+            )
         self.ball = ball
         self.scale = check_positive(scale, "scale", "KNormNoise")
         self.dim = ball.dim
@@ -131,7 +133,9 @@ class KNormNoise:
         e = check_vectors(e, self.dim, "e", "KNormNoise")
         n2 = np.sqrt(np.einsum("...i,...i->...", e, e))
         if np.any(n2 == 0):
-            raise ValueError("The 'e' parameter of KNormNoise.conditional_variance must be a non-zero direction. Got the zero vector instead.")
+            raise ValueError(
+                "The 'e' parameter of KNormNoise.conditional_variance must be a non-zero direction. Got the zero vector instead."
+            )
         ke = self.ball._gauge(e / n2[..., None])
         m = self.dim
         factor = m * (m + 1) if signed else m

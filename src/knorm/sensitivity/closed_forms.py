@@ -102,7 +102,10 @@ def logistic_gradient_space(m):
     space = SensitivitySpace(m, support=support, sampler=sampler, name=f"logistic gradient, m={m}", support_exact=False)
     ref = "S inside [-2, 2]^m, paper Section 4.1"
     space._known += [
-        (LpBall(m, math.inf), Sensitivity(2.0, "exact" if m >= 2 else "bound", ref + ("; attained in the limit" if m >= 2 else ""))),
+        (
+            LpBall(m, math.inf),
+            Sensitivity(2.0, "exact" if m >= 2 else "bound", ref + ("; attained in the limit" if m >= 2 else "")),
+        ),
         (LpBall(m, 2), Sensitivity(2.0 * math.sqrt(m), "bound", ref)),
         (LpBall(m, 1), Sensitivity(2.0 * m, "bound", ref)),
     ]

@@ -135,8 +135,12 @@ def linear_regression_space(p):
     space.candidates = {"kt": kt_ball(p)}
     if _shipped(p):  # cheap only when its cuts are in the shipped table
         hull, _ = regression_hull_ball(p)
-        space.register_exact(hull, 1.0, "S_T inside K_T (ERRATA.md item 5) and inside every exact support plane; "
-                             "attained at u = 2 e_1, a point of S_T on both boundaries")
+        space.register_exact(
+            hull,
+            1.0,
+            "S_T inside K_T (ERRATA.md item 5) and inside every exact support plane; "
+            "attained at u = 2 e_1, a point of S_T on both boundaries",
+        )
         space.candidates["hull"] = hull
     return space
 
@@ -212,7 +216,9 @@ def _select_cuts(p, seed, n_train, per_block, max_cuts):
     u = kt_ball(p).sample_uniform(n_train, rng=rng)
     # Lazy greedy cover: pick cuts removing the most K_T mass still alive.
     alive = np.ones(len(u), bool)
-    scores = np.concatenate([np.count_nonzero(u @ rows[s : s + 512].T > 1, axis=0) for s in range(0, len(rows), 512)]).astype(float)
+    scores = np.concatenate(
+        [np.count_nonzero(u @ rows[s : s + 512].T > 1, axis=0) for s in range(0, len(rows), 512)]
+    ).astype(float)
     chosen = []
     while len(chosen) < max_cuts:
         k = int(np.argmax(scores))
@@ -238,7 +244,9 @@ def _cut_ball(p, directions):
         np.vstack([G, -G, eye, -eye]), np.ones(2 * len(G) + 2 * layout.dim), max_qhull_dim=0, name="cuts"
     )
     # The cut check is one matrix product and rejects most candidates: run it first.
-    return IntersectionBall(layout.dim, [(list(range(layout.dim)), cuts)] + layout.kt_constraints(), name=f"K_T cut (p={p})")
+    return IntersectionBall(
+        layout.dim, [(list(range(layout.dim)), cuts)] + layout.kt_constraints(), name=f"K_T cut (p={p})"
+    )
 
 
 def _measure(p, ball, rng, n):

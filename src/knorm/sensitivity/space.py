@@ -51,14 +51,18 @@ class Box:
         lo = np.atleast_1d(as_real_array(self.lower, "lower", "Box"))
         hi = np.atleast_1d(as_real_array(self.upper, "upper", "Box"))
         if lo.shape != hi.shape or lo.ndim != 1:
-            raise ValueError(f"The 'lower' and 'upper' parameters of Box must be 1-D of equal length. Got shapes {lo.shape} and {hi.shape} instead.")
+            raise ValueError(
+                f"The 'lower' and 'upper' parameters of Box must be 1-D of equal length. Got shapes {lo.shape} and {hi.shape} instead."
+            )
         if len(lo) == 0:
             raise ValueError("The 'lower' and 'upper' parameters of Box must have length >= 1. Got length 0 instead.")
         check_vectors(lo, len(lo), "lower", "Box")
         check_vectors(hi, len(hi), "upper", "Box")
         if not np.all(lo < hi):
             j = int(np.argmin(hi - lo))
-            raise ValueError(f"The 'lower' and 'upper' parameters of Box must satisfy lower < upper. Got lower[{j}] = {float(lo[j])!r} >= upper[{j}] = {float(hi[j])!r} instead.")
+            raise ValueError(
+                f"The 'lower' and 'upper' parameters of Box must satisfy lower < upper. Got lower[{j}] = {float(lo[j])!r} >= upper[{j}] = {float(hi[j])!r} instead."
+            )
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
 
@@ -87,7 +91,9 @@ class FiniteDomain:
         r = r[:, None] if r.ndim == 1 else r
         check_vectors(r, r.shape[-1], "records", "FiniteDomain")
         if r.ndim != 2 or len(r) < 2:
-            raise ValueError(f"The 'records' parameter of FiniteDomain must hold at least 2 records as rows. Got shape {r.shape} instead.")
+            raise ValueError(
+                f"The 'records' parameter of FiniteDomain must hold at least 2 records as rows. Got shape {r.shape} instead."
+            )
         object.__setattr__(self, "records", r)
 
     @property
@@ -149,8 +155,18 @@ class SensitivitySpace:
         S_T = t(D) and -t(D).
     """
 
-    def __init__(self, dim, *, support=None, extreme_points=None, sampler=None, record_points=None, name="",
-                 neighbours="replace", support_exact=True):
+    def __init__(
+        self,
+        dim,
+        *,
+        support=None,
+        extreme_points=None,
+        sampler=None,
+        record_points=None,
+        name="",
+        neighbours="replace",
+        support_exact=True,
+    ):
         self.dim = check_dim(dim, "SensitivitySpace")
         self.support_exact = bool(support_exact)
         self.neighbours = _check_neighbours(neighbours, "SensitivitySpace")
@@ -180,7 +196,9 @@ class SensitivitySpace:
         """
         add_remove = _check_neighbours(neighbours, "SensitivitySpace.additive") == "add_remove"
         if isinstance(t, QuadraticStatistic):
-            if isinstance(domain, Box) and not (np.array_equal(domain.lower, t.lower) and np.array_equal(domain.upper, t.upper)):
+            if isinstance(domain, Box) and not (
+                np.array_equal(domain.lower, t.lower) and np.array_equal(domain.upper, t.upper)
+            ):
                 raise ValueError(
                     "The 'domain' parameter of SensitivitySpace.additive must equal the box of the QuadraticStatistic "
                     f"(lower={t.lower.tolist()}, upper={t.upper.tolist()}) or be None. "
@@ -204,9 +222,19 @@ class SensitivitySpace:
                 return t(box.sample(n, rng)) - t(box.sample(n, rng))
 
             points = t(t.vertices()) if t.is_multilinear else None
-            return cls(t.dim, support=support, extreme_points=extreme, sampler=sampler, record_points=points, name=name, neighbours=neighbours)
+            return cls(
+                t.dim,
+                support=support,
+                extreme_points=extreme,
+                sampler=sampler,
+                record_points=points,
+                name=name,
+                neighbours=neighbours,
+            )
         if not callable(t):
-            raise TypeError(f"The 't' parameter of SensitivitySpace.additive must be callable. Got {type(t).__name__} instead.")
+            raise TypeError(
+                f"The 't' parameter of SensitivitySpace.additive must be callable. Got {type(t).__name__} instead."
+            )
         if isinstance(domain, FiniteDomain):
             pts = _record_values(t, domain.records)
 
@@ -225,9 +253,19 @@ class SensitivitySpace:
                 i, j = rng.integers(len(pts), size=(2, n))
                 return _random_sign_rows(pts[i], rng) if add_remove else pts[i] - pts[j]
 
-            return cls(pts.shape[1], support=support, extreme_points=extreme, sampler=sampler, record_points=pts, name=name, neighbours=neighbours)
+            return cls(
+                pts.shape[1],
+                support=support,
+                extreme_points=extreme,
+                sampler=sampler,
+                record_points=pts,
+                name=name,
+                neighbours=neighbours,
+            )
         if not isinstance(domain, Box):
-            raise TypeError(f"The 'domain' parameter of SensitivitySpace.additive must be a Box or FiniteDomain. Got {type(domain).__name__} instead.")
+            raise TypeError(
+                f"The 'domain' parameter of SensitivitySpace.additive must be a Box or FiniteDomain. Got {type(domain).__name__} instead."
+            )
         probe = _record_values(t, domain.sample(2, np.random.default_rng(0)))
 
         def sampler(n, rng):
@@ -244,7 +282,9 @@ class SensitivitySpace:
         equals h(c), which makes sensitivities over facets 'exact'.
         """
         if not callable(support):
-            raise TypeError(f"The 'support' parameter of SensitivitySpace.from_support must be callable. Got {type(support).__name__} instead.")
+            raise TypeError(
+                f"The 'support' parameter of SensitivitySpace.from_support must be callable. Got {type(support).__name__} instead."
+            )
         return cls(dim, support=support, sampler=sampler, extreme_points=extreme_points, name=name, support_exact=exact)
 
     def register_exact(self, ball, value, method):
@@ -302,11 +342,21 @@ class SensitivitySpace:
             return full
 
         sup = None if self._support is None else (lambda c: self._support(embed(np.atleast_2d(c))))
-        ext = None if self._extreme_points is None else (lambda c: self._extreme_points(embed(np.atleast_2d(c)))[:, idx])
+        ext = (
+            None if self._extreme_points is None else (lambda c: self._extreme_points(embed(np.atleast_2d(c)))[:, idx])
+        )
         smp = None if self._sampler is None else (lambda n, rng: self._sampler(n, rng)[:, idx])
         pts = None if self.record_points is None else self.record_points[:, idx]
-        return SensitivitySpace(len(idx), support=sup, extreme_points=ext, sampler=smp, record_points=pts,
-                                name=f"{self.name}[{idx.tolist()}]", neighbours=self.neighbours, support_exact=self.support_exact)
+        return SensitivitySpace(
+            len(idx),
+            support=sup,
+            extreme_points=ext,
+            sampler=smp,
+            record_points=pts,
+            name=f"{self.name}[{idx.tolist()}]",
+            neighbours=self.neighbours,
+            support_exact=self.support_exact,
+        )
 
     # -- sensitivities ------------------------------------------------------------
     def coordinate_sensitivities(self):
@@ -342,7 +392,9 @@ class SensitivitySpace:
         if not isinstance(ball, NormBall):
             ball = LpBall(self.dim, ball)
         if ball.dim != self.dim:
-            raise ValueError(f"The 'ball' parameter of SensitivitySpace.sensitivity must have dimension {self.dim}. Got {ball.dim} instead.")
+            raise ValueError(
+                f"The 'ball' parameter of SensitivitySpace.sensitivity must have dimension {self.dim}. Got {ball.dim} instead."
+            )
         return self._sensitivity(ball)
 
     def _sensitivity(self, ball):
@@ -357,7 +409,9 @@ class SensitivitySpace:
             for known, sens in self._known:
                 if isinstance(known, LpBall) and known.p == ball.p and known.radius == 1.0 and known.dim == ball.dim:
                     r = ball.radius
-                    return Sensitivity(sens.value / r, sens.kind, sens.method, None if sens.lower is None else sens.lower / r)
+                    return Sensitivity(
+                        sens.value / r, sens.kind, sens.method, None if sens.lower is None else sens.lower / r
+                    )
         if self.record_points is not None:
             return self._enumerate(ball)
         if self._support is None:
@@ -377,7 +431,12 @@ class SensitivitySpace:
             parts = [self.project(idx)._sensitivity(b) for idx, b in constraints]
             kind = "exact" if all(s.kind == "exact" for s in parts) else "bound"
             lows = [s.lower if s.lower is not None else s.value for s in parts]
-            return Sensitivity(max(s.value for s in parts), kind, "maximum over the intersected cylinders", max(lows) if kind == "bound" else None)
+            return Sensitivity(
+                max(s.value for s in parts),
+                kind,
+                "maximum over the intersected cylinders",
+                max(lows) if kind == "bound" else None,
+            )
         if self.dim <= _MAX_POLAR_DIM:
             return self._polar_bound(ball)
         if isinstance(ball, LpBall):
@@ -487,7 +546,9 @@ class SensitivitySpace:
 
         gen = check_rng(rng, "outer_hull")
         if directions is None:
-            n_directions = 60 * self.dim if n_directions is None else check_count(n_directions, "n_directions", "outer_hull")
+            n_directions = (
+                60 * self.dim if n_directions is None else check_count(n_directions, "n_directions", "outer_hull")
+            )
             parts = [np.eye(self.dim), gen.standard_normal((n_directions, self.dim))]
             if self.dim <= 10:
                 parts.append(_sign_vectors(self.dim))
@@ -534,7 +595,9 @@ def _record_values(t, records):
 
 def _check_neighbours(neighbours, owner):
     if neighbours not in ("replace", "add_remove"):
-        raise ValueError(f"The 'neighbours' parameter of {owner} must be 'replace' or 'add_remove'. Got {neighbours!r} instead.")
+        raise ValueError(
+            f"The 'neighbours' parameter of {owner} must be 'replace' or 'add_remove'. Got {neighbours!r} instead."
+        )
     return neighbours
 
 
