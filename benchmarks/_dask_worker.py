@@ -117,8 +117,8 @@ def main():
         Xd = da.from_array(X, chunks=(int(args["chunk"]), p))
         yd = da.from_array(y, chunks=int(args["chunk"]))
         calls = {
-            "numpy": lambda: sufficient_statistics(X, y, (-1.0, 1.0), bounds_y),
-            "dask-memory": lambda: sufficient_statistics(Xd, yd, (-1.0, 1.0), bounds_y),
+            "numpy": lambda: sufficient_statistics(X, y, bounds_X=(-1.0, 1.0), bounds_y=bounds_y),
+            "dask-memory": lambda: sufficient_statistics(Xd, yd, bounds_X=(-1.0, 1.0), bounds_y=bounds_y),
         }
     elif mode == "generated":
         counter = []
@@ -132,7 +132,7 @@ def main():
 
         def statistics():
             counter.clear()
-            res = sufficient_statistics(X, y, (-1.0, 1.0), bounds_y)
+            res = sufficient_statistics(X, y, bounds_X=(-1.0, 1.0), bounds_y=bounds_y)
             out["blocks_generated_statistics"] = len(counter)
             return res
 

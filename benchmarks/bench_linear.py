@@ -4,7 +4,7 @@
    n = 10^6 rows (target: within 1.5x), warm (caches filled) and cold (first call
    of a process: 'auto' ranks its candidates by Monte Carlo volumes and the
    eigenvalue floor is a fixed-seed Monte Carlo over the noise law).
-2. The costs behind mechanism='auto' (hull for p <= 8, K_T for p <= 15, l_inf beyond).
+2. The costs behind norm='auto' (hull for p <= 8, K_T for p <= 15, l_inf beyond).
 3. What postprocess='eigen' (knorm's default) gains over 'pinv' (the paper's
    beta* = [(X'X)*]^+ (X'Y)*): median l2 distance to the non-private OLS fit on the
    paper's simulation (Algorithm "Simulate Confidence Coverage") and on the
@@ -30,7 +30,7 @@ BOUNDS_Y_SIM = (-(np.abs(BETA).sum() + 4.0), np.abs(BETA).sum() + 4.0)  # |x'bet
 def _clear_caches():
     from knorm.models import linear
 
-    for fn in (linear.auto_mechanism, linear._mechanism, linear._unit_floor, linear._space):
+    for fn in (linear.auto_norm, linear._mechanism, linear._unit_floor, linear._space):
         fn.cache_clear()
 
 
@@ -46,7 +46,7 @@ def _fit_time(config):
         X = rng.uniform(-1, 1, size=(n, p))
         y = X @ np.linspace(-1, 1, p) + rng.standard_normal(n)
         kw = dict(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-6, 6), random_state=0)
-        models = {m: LinearRegression(mechanism=m, **kw) for m in mechs}
+        models = {m: LinearRegression(norm=m, **kw) for m in mechs}
         cold = {}
         for m, model in models.items():
             _clear_caches()
@@ -63,7 +63,7 @@ def _fit_time(config):
                 [
                     n,
                     p,
-                    f"'{m}' ({model.mechanism_})",
+                    f"'{m}' ({model.norm_})",
                     fmt_seconds(np.median(t["sklearn"])),
                     fmt_seconds(np.median(t[m])),
                     fmt_ratio(ratio),
@@ -96,9 +96,9 @@ def _fit_time(config):
 
 
 def _auto_costs(config):
-    from knorm.models.linear import auto_mechanism
+    from knorm.models import auto_norm
     from knorm.noise import KNormNoise
-    from knorm.sensitivity import kt_ball, regression_hull_ball
+    from knorm.sensitivity import kt_ball, regression_cut_ball
 
     ps = [2, 8, 9] if config.quick else [2, 5, 6, 8, 9, 12, 15, 16]
     draws = 50 if config.quick else 300
@@ -106,7 +106,7 @@ def _auto_costs(config):
     for p in ps:
         rng = config.rng("linear", "auto", p)
         cells = []
-        for build, limit in ((lambda: regression_hull_ball(p)[0], 8), (lambda: kt_ball(p), 16)):
+        for build, limit in ((lambda: regression_cut_ball(p)[0], 8), (lambda: kt_ball(p), 16)):
             if p > limit:  # the hull ball beyond p = 8 would be built from scratch (minutes)
                 cells.append("—")
                 continue
@@ -117,13 +117,13 @@ def _auto_costs(config):
             cells.append(fmt_seconds((time.perf_counter() - t0) / draws))
         _clear_caches()
         t0 = time.perf_counter()
-        choice = auto_mechanism(p)
+        choice = auto_norm(p)
         rows.append([p, *cells, fmt_seconds(time.perf_counter() - t0), choice])
         config.log(f"  auto p={p}: {choice}")
-    headers = ["p", "hull: time / draw", "K_T: time / draw", "auto_mechanism(p), cold", "'auto' picks"]
+    headers = ["p", "hull: time / draw", "K_T: time / draw", "auto_norm(p), cold", "'auto' picks"]
     table = md_table(headers, rows, "rrrrl")
     return (
-        "### The thresholds of mechanism='auto'\n\n"
+        "### The thresholds of norm='auto'\n\n"
         "'auto' ranks l1, l2, l_inf, K_T (p <= 15) and the hull ball (p <= 8) by the volume order with "
         "`knorm.mechanisms.choose_mechanism`; l1 and l2 are dropped first when an attained point of S_T already makes "
         "their ball larger than the l_inf one (always, for this statistic). The thresholds come from these costs: the "
@@ -183,7 +183,7 @@ def _gains(config):
                 [
                     label,
                     f"{eps:g}",
-                    model.mechanism_,
+                    model.norm_,
                     f"{np.linalg.norm(ref):.3g}",
                     f"{mp:.3g}",
                     f"{me:.3g}",

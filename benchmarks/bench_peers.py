@@ -4,9 +4,9 @@ For linear and logistic regression, on the paper's simulations and on one real
 data set each, the median l2 distance of the private (intercept, coef) to the
 non-private scikit-learn fit on the same data, over repeated noise draws:
 
-* knorm with its defaults (LinearRegression mechanism='auto', postprocess='eigen';
+* knorm with its defaults (LinearRegression norm='auto', postprocess='eigen';
   LogisticRegression norm='linf' with q='auto') on a geometric grid of epsilon,
-  and the paper's plain variants (linear: mechanism='linf', postprocess='pinv';
+  and the paper's plain variants (linear: norm='linf', postprocess='pinv';
   logistic: q = 1/2);
 * diffprivlib 0.6.6 (LinearRegression, functional mechanism with Laplace noise per
   monomial; LogisticRegression, objective perturbation of Chaudhuri et al. 2011)
@@ -232,9 +232,9 @@ def _linear(config, worker, reps, grid):
             return LinearRegression(epsilon=eps, random_state=rng, **kw)
 
         def plain(eps, rng, kw=kw):
-            return LinearRegression(epsilon=eps, mechanism="linf", postprocess="pinv", random_state=rng, **kw)
+            return LinearRegression(epsilon=eps, norm="linf", postprocess="pinv", random_state=rng, **kw)
 
-        mech = default(1.0, 0).fit(X, y).mechanism_
+        mech = default(1.0, 0).fit(X, y).norm_
         err_d = np.linalg.norm(_knorm_coefs(config, default, X, y, grid, reps, ("lin", ci, "auto")) - ref, axis=-1)
         err_p = np.linalg.norm(_knorm_coefs(config, plain, X, y, grid, reps, ("lin", ci, "plain")) - ref, axis=-1)
         med_d, med_p = np.median(err_d, axis=1), np.median(err_p, axis=1)
@@ -563,9 +563,9 @@ diffprivlib's median error at eps (log-log interpolation between the two bracket
 `<=` when knorm's smallest grid eps already does as well, `>` when its largest does not). Both libraries
 get the same data and the same declared bounds, and no record lies outside them (nothing is clipped).
 
-**Settings.** knorm defaults: `LinearRegression(epsilon, bounds_X, bounds_y)` (mechanism='auto',
+**Settings.** knorm defaults: `LinearRegression(epsilon, bounds_X, bounds_y)` (norm='auto',
 postprocess='eigen'), `LogisticRegression(epsilon, q='auto', bounds_X, fit_intercept)` (norm='linf');
-the paper's plain variants are `mechanism='linf', postprocess='pinv'` and `q=0.5`. diffprivlib:
+the paper's plain variants are `norm='linf', postprocess='pinv'` and `q=0.5`. diffprivlib:
 `LinearRegression(epsilon, bounds_X, bounds_y, fit_intercept=True)`, and
 `LogisticRegression(epsilon, data_norm, fit_intercept)` with its defaults C = 1, tol = 1e-4,
 max_iter = 100 (lbfgs); data_norm is the largest l2 norm of a row inside the declared box,

@@ -104,7 +104,7 @@ def _linear(config, worker):
             dpl = None if worker is None else (lambda k, n=n: worker.time_fit("linear", "lin", params, 1.0, k, rows=n))
             repeats = min(config.repeats, 3) if n >= 10**7 else min(config.repeats, 5) if n >= 10**6 else config.repeats
             t, number = _bench(config, calls, dpl, repeats)
-            mech = knorm.mechanism_
+            mech = knorm.norm_
             rows.append(_row("linear", n, t, number))
             config.log(f"  linear n={n:,} timed")
     finally:
@@ -214,5 +214,5 @@ sampling, the dimensions where exact sampling stays practical; the
 [regression balls](#regression-balls-section-51-k_t-and-the-tighter-cut-ball) section gives the
 throughput of the Section 5.1 balls (K_T and the cut hull ball) for p = 1..8. A fit draws one
 noise vector, so sampling is a negligible part of the times above except for 'auto' at larger p
-(see the thresholds of mechanism='auto' in the linear-regression section).
+(see the thresholds of norm='auto' in the linear-regression section).
 """

@@ -30,7 +30,7 @@ def _sandwich(space, ball, rng, n_dirs, n_points):
 
 def run(config):
     from knorm.noise import KNormNoise
-    from knorm.sensitivity import kt_ball, linear_regression_space, regression_hull_ball
+    from knorm.sensitivity import kt_ball, linear_regression_space, regression_cut_ball
 
     ps = [1, 2, 5] if config.quick else list(range(1, 9))
     rows = []
@@ -38,7 +38,7 @@ def run(config):
         space = linear_regression_space(p)
         kt = kt_ball(p)
         t0 = time.perf_counter()
-        cut, rep = regression_hull_ball(p)
+        cut, rep = regression_cut_ball(p)
         build = time.perf_counter() - t0
         d = space.dim
         rng = config.rng("regression_balls", p)
@@ -92,7 +92,7 @@ def run(config):
     return (
         "The cut ball is K_T intersected with cutting planes c.u <= h(c) whose support h is computed exactly "
         "(face enumeration of the record box), so it contains S_T with Delta = 1 certified; see "
-        "`knorm.sensitivity.regression_hull_ball`. `eps factor` = (volume ratio)^(1/d): the K_T mechanism needs "
+        "`knorm.sensitivity.regression_cut_ball`. `eps factor` = (volume ratio)^(1/d): the K_T mechanism needs "
         "1/factor times the budget for the same entropy. The sandwich is the fraction of uniform points of the cut "
         "ball inside the hull of 20 d exact support points of S_T, a lower bound on vol(Hull S_T)/vol(cut ball); it "
         "is informative in low dimension and collapses in high dimension, where a hull of finitely many points is "

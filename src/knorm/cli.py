@@ -14,7 +14,7 @@ def _demo(args):
     from knorm.experiments.example21 import example21_table, figure_1
     from knorm.geometry import LpBall
     from knorm.mechanisms import choose_mechanism, containment
-    from knorm.sensitivity import linear_regression_space, regression_hull_ball, squared_statistic_space
+    from knorm.sensitivity import linear_regression_space, regression_cut_ball, squared_statistic_space
 
     eps = args.epsilon
     print("knorm demo: paper Example 2.1, T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n")
@@ -39,12 +39,11 @@ def _demo(args):
     x = rng.uniform(-1, 1, size=1000)
     t = np.array([x.sum(), 2 * (x**2).sum()])
     print(f"\nAutomatic choice: {choice.name}; l1 would need {choice.gain:.3f}x the epsilon for the same entropy.")
-    print(f"Release of T = {np.round(t, 3)} at eps = {eps:g}: {np.round(choice.mechanism.release(t, rng=rng), 3)}")
+    print(f"Release of T = {np.round(t, 3)} at eps = {eps:g}: {np.round(choice.mechanism.release(t, rng=rng).value, 3)}")
 
     p = 2
     reg = linear_regression_space(p)
-    cut, rep = regression_hull_ball(p)
-    reg.candidates["cut hull"] = cut
+    cut, rep = regression_cut_ball(p)
     choice = choose_mechanism(reg, eps, rng=args.seed)
     print(f"\nLinear regression statistic (paper Section 5.1), p = {p}, d = {reg.dim}:")
     print(choice.report)
@@ -147,7 +146,7 @@ def _fit(args, parser):
     if args.model == "linear":
         model = LinearRegression(
             epsilon=args.epsilon,
-            mechanism=args.mechanism,
+            norm=args.mechanism,
             bounds_X=(lo, hi),
             bounds_y=bounds[args.target],
             random_state=args.seed,
@@ -167,7 +166,7 @@ def _fit(args, parser):
     print(f"entries outside the declared bounds (clipped): {model.n_clipped_} (not private: for the data holder)")
     if args.model == "linear":
         print(
-            f"mechanism: {model.mechanism_}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})"
+            f"mechanism: {model.norm_}, certified sensitivity {model.sensitivity_.value:g} ({model.sensitivity_.kind})"
         )
     else:
         print(
@@ -219,7 +218,7 @@ def main(argv=None):
     fit.add_argument("--features", help="comma-separated feature columns (default: all but the target)")
     fit.add_argument("--drop-missing", action="store_true", help="drop rows with missing values (counted)")
     fit.add_argument(
-        "--mechanism", default="auto", choices=["auto", "l1", "l2", "linf", "kt", "hull"], help="linear only"
+        "--mechanism", default="auto", choices=["auto", "l1", "l2", "linf", "kt", "cut"], help="linear only"
     )
     fit.add_argument("--norm", default="linf", choices=["linf", "l2", "l1"], help="logistic only")
     fit.add_argument("--q", default="0.5", help="logistic only: float in (0, 1) or 'auto'")

@@ -16,7 +16,7 @@ from knorm import KNormMechanism, LpBall
 from knorm.audit import adversarial_neighbours, audit_knorm
 from knorm.audit.suite import EpsilonIgnoringMechanism, HalvedNoiseMechanism, run_case, standard_cases
 from knorm.geometry import K2Ball, k3_ball
-from knorm.sensitivity import kt_ball, linear_regression_space, regression_hull_ball, squared_statistic_space
+from knorm.sensitivity import kt_ball, linear_regression_space, regression_cut_ball, squared_statistic_space
 from tests.settings import ALPHA, SEED
 
 CONFIDENCE = 1.0 - ALPHA  # false-alarm rate ALPHA per audit
@@ -103,7 +103,7 @@ def test_adversarial_neighbours_attain_the_exact_sensitivities():
 
 @pytest.mark.parametrize(
     "ball_fn",
-    [lambda: kt_ball(2), lambda: regression_hull_ball(2, n_train=20_000, per_block=40)[0]],
+    [lambda: kt_ball(2), lambda: regression_cut_ball(2, n_train=20_000, per_block=40)[0]],
     ids=["K_T", "cut"],
 )
 def test_regression_neighbours_are_extreme_points_with_norm_one(ball_fn):

@@ -175,7 +175,7 @@ SQUARE_A = np.vstack([np.eye(2), -np.eye(2)])
 def lin(**kw):
     """A LinearRegression with valid defaults (the cheap l_inf mechanism), overridden by ``kw``."""
     return LinearRegression(
-        **{"epsilon": 1.0, "mechanism": "linf", "bounds_X": (-1, 1), "bounds_y": (-2, 2), "random_state": 0, **kw}
+        **{"epsilon": 1.0, "norm": "linf", "bounds_X": (-1, 1), "bounds_y": (-2, 2), "random_state": 0, **kw}
     )
 
 
@@ -304,8 +304,8 @@ def logistic_clipped(fit_intercept):
 
 
 def statistics_clipped():
-    a = sufficient_statistics(X_OUT, Y_OUT, (-1, 1), (-2, 2))
-    b = sufficient_statistics(np.clip(X_OUT, -1, 1), np.clip(Y_OUT, -2, 2), (-1, 1), (-2, 2))
+    a = sufficient_statistics(X_OUT, Y_OUT, bounds_X=(-1, 1), bounds_y=(-2, 2))
+    b = sufficient_statistics(np.clip(X_OUT, -1, 1), np.clip(Y_OUT, -2, 2), bounds_X=(-1, 1), bounds_y=(-2, 2))
     if not np.array_equal(a.T, b.T):
         raise AssertionError("values outside the bounds were not clipped to them")
     return f"clipped and counted: n_clipped = {a.n_clipped}"
@@ -1813,17 +1813,17 @@ def _rows():
     add(e, "X and y outside the bounds (3 entries)", linear_clipped, Reported, r"n_clipped_ = 3$")
     add(
         e,
-        "mechanism = 'bogus'",
-        lambda: lin(mechanism="bogus").fit(X, Y),
+        "norm = 'bogus'",
+        lambda: lin(norm="bogus").fit(X, Y),
         V,
-        says("'mechanism' parameter of LinearRegression", "Got 'bogus'"),
+        says("'norm' parameter of LinearRegression", "Got 'bogus'"),
     )
     add(
         e,
-        "mechanism = 'kt' with add/remove neighbours",
-        lambda: lin(mechanism="kt", neighbours="add_remove").fit(X, Y),
+        "norm = 'kt' with add/remove neighbours",
+        lambda: lin(norm="kt", neighbours="add_remove").fit(X, Y),
         V,
-        says("'mechanism' parameter of LinearRegression", "when neighbours='add_remove'", "Got 'kt'"),
+        says("'norm' parameter of LinearRegression", "with neighbours='add_remove'", "Got 'kt'"),
     )
     add(
         e,
@@ -2015,28 +2015,28 @@ def _rows():
     add(
         e,
         "X holds NaN",
-        lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, (-1, 1), (-2, 2)),
+        lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
         says("Input X or y of sufficient_statistics contains", "NaN or infinite value(s)"),
     )
     add(
         e,
         "y holds inf",
-        lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), (-1, 1), (-2, 2)),
+        lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
         says("Input X or y of sufficient_statistics contains", "NaN or infinite"),
     )
     add(
         e,
         "X 3-D",
-        lambda: sufficient_statistics(np.zeros((40, 2, 2)), Y, (-1, 1), (-2, 2)),
+        lambda: sufficient_statistics(np.zeros((40, 2, 2)), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
         says("X must be 2-D", "Got shape (40, 2, 2)"),
     )
     add(
         e,
         "40 rows of X, 39 of y",
-        lambda: sufficient_statistics(X, Y[:-1], (-1, 1), (-2, 2)),
+        lambda: sufficient_statistics(X, Y[:-1], bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
         says(
             "X of shape (n_samples, n_features) and y of shape (n_samples,)",
@@ -2046,21 +2046,21 @@ def _rows():
     add(
         e,
         "bounds_X missing",
-        lambda: sufficient_statistics(X, Y, None, (-2, 2)),
+        lambda: sufficient_statistics(X, Y, bounds_X=None, bounds_y=(-2, 2)),
         V,
         says("'bounds_X' parameter of sufficient_statistics", "(lower, upper)"),
     )
     add(
         e,
         "bounds_y inverted",
-        lambda: sufficient_statistics(X, Y, (-1, 1), (2, -2)),
+        lambda: sufficient_statistics(X, Y, bounds_X=(-1, 1), bounds_y=(2, -2)),
         V,
         says("'bounds_y' parameter of sufficient_statistics", "lower < upper", "Got lower = 2.0 >= upper = -2.0"),
     )
     add(
         e,
         "bounds_y of length 2",
-        lambda: sufficient_statistics(X, Y, (-1, 1), ([0, 0], [1, 1])),
+        lambda: sufficient_statistics(X, Y, bounds_X=(-1, 1), bounds_y=([0, 0], [1, 1])),
         V,
         says("'bounds_y' parameter of sufficient_statistics", "length 1", "Got ([0, 0], [1, 1])"),
     )
@@ -2068,14 +2068,14 @@ def _rows():
     add(
         e,
         "X with 0 features",
-        lambda: sufficient_statistics(np.zeros((40, 0)), Y, (-1, 1), (-2, 2)),
+        lambda: sufficient_statistics(np.zeros((40, 0)), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
         mentions("'X'", "sufficient_statistics", "at least one", "(40, 0)"),
     )
     add(
         e,
         "X of strings",
-        lambda: sufficient_statistics(np.full((40, 2), "a"), Y, (-1, 1), (-2, 2)),
+        lambda: sufficient_statistics(np.full((40, 2), "a"), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         (T, V),
         mentions("'X'", "Got", "'a'"),
     )

@@ -79,7 +79,7 @@ def test_reproduce_rejects_bad_arguments(capsys):
 def test_linear_csv_contents(quick_run):
     out, _ = quick_run
     cov = pd.read_csv(out / "linear_coverage.csv")
-    assert {"l1", "linf", "K_T", "hull", "hull + floor (ours)"} <= set(cov.columns)
+    assert {"l1", "linf", "K_T", "cut ball", "cut ball + floor (ours)"} <= set(cov.columns)
     assert cov.drop(columns=["n", "eps"]).stack().between(0, 1).all()
 
 

@@ -17,7 +17,7 @@ from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knorm.accounting import BudgetExceededError, PrivacyAccountant
-from knorm.models.linear import LinearRegression, auto_mechanism, noise_floor
+from knorm.models import LinearRegression, auto_norm, noise_floor
 from knorm.sensitivity import RegressionLayout
 from tests.settings import SEED
 
@@ -63,8 +63,8 @@ def _expected_failed_checks(est):
 
 @parametrize_with_checks(
     [
-        LinearRegression(epsilon=1e6, mechanism="linf", bounds_X=(-10, 10), bounds_y=(-100, 100), random_state=0),
-        LinearRegression(epsilon=1.0, mechanism="linf", bounds_X=(-10, 10), bounds_y=(-100, 100), random_state=0),
+        LinearRegression(epsilon=1e6, norm="linf", bounds_X=(-10, 10), bounds_y=(-100, 100), random_state=0),
+        LinearRegression(epsilon=1.0, norm="linf", bounds_X=(-10, 10), bounds_y=(-100, 100), random_state=0),
     ],
     expected_failed_checks=_expected_failed_checks,
 )
@@ -87,7 +87,7 @@ def _box_data(rng, n=400):
         ("linf", "replace", "eigen"),
         ("linf", "replace", "pinv"),
         ("kt", "replace", "eigen"),
-        ("hull", "replace", "eigen"),
+        ("cut", "replace", "eigen"),
         ("l1", "replace", "eigen"),
         ("l2", "add_remove", "eigen"),
         ("auto", "add_remove", "pinv"),
@@ -99,7 +99,7 @@ def test_huge_epsilon_reproduces_sklearn(fit_intercept, mechanism, neighbours, p
     X, y, bx, by = _box_data(np.random.default_rng(SEED))
     reg = LinearRegression(
         epsilon=1e9,
-        mechanism=mechanism,
+        norm=mechanism,
         bounds_X=bx,
         bounds_y=by,
         fit_intercept=fit_intercept,
@@ -125,7 +125,7 @@ def test_simulation_linf_beats_l1_at_eps_1():
     seeds = range(200)
     kw = dict(epsilon=1.0, bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
     err = {
-        m: np.median(l2_errors(lambda s, m=m: LinearRegression(mechanism=m, random_state=s, **kw), X, y, seeds))
+        m: np.median(l2_errors(lambda s, m=m: LinearRegression(norm=m, random_state=s, **kw), X, y, seeds))
         for m in ("linf", "l1")
     }
     assert err["linf"] < 0.7 * err["l1"]
@@ -137,7 +137,7 @@ def test_noise_scales_with_epsilon():
     # interval [3, 5.3] is > 6 standard errors wide on each side (failure rate < 1e-6).
     rng = np.random.default_rng(SEED + 1)
     X, y = simulate(rng, 10_000)
-    kw = dict(mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
     med = [
         np.median(l2_errors(lambda s, e=e: LinearRegression(epsilon=e, random_state=s, **kw), X, y, range(200)))
         for e in (1.0, 4.0)
@@ -149,7 +149,7 @@ def test_noise_scales_with_epsilon():
 def test_floor_is_public_and_scales_with_noise():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 2000)
-    reg = LinearRegression(epsilon=2.0, mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
+    reg = LinearRegression(epsilon=2.0, norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
     reg.fit(X, y)
     assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0))
     assert noise_floor("linf", 5, 1.0) == pytest.approx(2 * noise_floor("linf", 5, 2.0))
@@ -164,7 +164,7 @@ def test_eigen_equals_pinv_when_data_dominate():
     # above the floor (~37 at eps = 4), so 'eigen' returns the paper's estimator.
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 10_000)
-    kw = dict(epsilon=4.0, mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=3)
+    kw = dict(epsilon=4.0, norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=3)
     a = LinearRegression(**kw).fit(X, y)
     b = LinearRegression(postprocess="pinv", **kw).fit(X, y)
     assert a.n_floored_ == 0 and a.floor_ < 0.05 * len(X) / 3
@@ -195,7 +195,7 @@ def test_housing_eigen_floor_beats_pinv():
     }
     assert med["eigen"] < 0.5 * med["pinv"]
     fit = LinearRegression(epsilon=4.0, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0).fit(X, y)
-    assert fit.mechanism_ == "kt" and fit.n_floored_ > 0  # the collinear log-count columns
+    assert fit.norm_ == "kt" and fit.n_floored_ > 0  # the collinear log-count columns
     assert med["eigen"] < np.linalg.norm(ols(X, y))  # better than reporting zero
 
 
@@ -206,7 +206,7 @@ def test_n_clipped_counts_entries_outside_bounds():
     X[:7, 0] = 3.0
     X[10:12, 4] = -2.0
     y[:5] = 100.0
-    reg = LinearRegression(mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
+    reg = LinearRegression(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
     assert reg.n_clipped_ == 7 + 2 + 5
 
 
@@ -214,7 +214,7 @@ def test_fitted_attributes():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 500)
     reg = LinearRegression(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X[:, :2], y)
-    assert reg.mechanism_ == "hull" == auto_mechanism(2)
+    assert reg.norm_ == "cut" == auto_norm(2)
     # Certified bound from SensitivitySpace (exact value 1; the K_2 cylinders get a polar bound).
     assert reg.sensitivity_.value == pytest.approx(1.0, rel=1e-5) and reg.sensitivity_.certified
     assert reg.statistic_noisy_.shape == (RegressionLayout(2).dim,)
@@ -222,26 +222,26 @@ def test_fitted_attributes():
     assert reg.coef_.shape == (2,) and isinstance(reg.intercept_, float)
     assert reg.noise_scale_ == reg.sensitivity_.value
     d = RegressionLayout(5).dim
-    lin = LinearRegression(mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
+    lin = LinearRegression(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
     assert lin.sensitivity_.value == pytest.approx(2.0)
-    ar = LinearRegression(mechanism="linf", neighbours="add_remove", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
+    ar = LinearRegression(norm="linf", neighbours="add_remove", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
     ar.set_params(random_state=0).fit(X, y)
     assert ar.sensitivity_.value == pytest.approx(1.0)  # every add/remove coordinate has sensitivity 1
     assert ar.statistic_noisy_.shape == (d + 1,)
     assert ar.n_samples_ != 500 and abs(ar.n_samples_ - 500) < 100  # the released noisy count
 
 
-def test_auto_mechanism_thresholds():
-    assert auto_mechanism(2) == "hull"
-    assert auto_mechanism(16) == "linf"
-    assert auto_mechanism(3, "add_remove") == "linf"
+def test_auto_norm_thresholds():
+    assert auto_norm(2) == "cut"
+    assert auto_norm(16) == "linf"
+    assert auto_norm(3, "add_remove") == "linf"
 
 
 def test_pandas_equals_numpy_and_feature_names():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 500)
     df = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
-    kw = dict(mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=4)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=4)
     a = LinearRegression(**kw).fit(X, y)
     b = LinearRegression(**kw).fit(df, pd.Series(y))
     assert_allclose(b.coef_, a.coef_, rtol=0, atol=0)
@@ -267,7 +267,7 @@ def test_accountant_charged_before_release_and_refuses():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 300)
     acc = PrivacyAccountant(1.0)
-    kw = dict(mechanism="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, accountant=acc, random_state=0)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, accountant=acc, random_state=0)
     reg = LinearRegression(epsilon=0.75, **kw)
     reg.fit(X, y)
     assert acc.spent == pytest.approx(0.75)
@@ -284,7 +284,7 @@ def test_accountant_charged_before_release_and_refuses():
 def _fit(X=None, y=None, **params):
     rng = np.random.default_rng(SEED)
     X0, y0 = simulate(rng, 50)
-    kw = dict(mechanism="linf", bounds_X=(-1, 1), bounds_y=(-10, 10), random_state=0)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=(-10, 10), random_state=0)
     kw.update(params)
     return LinearRegression(**kw).fit(X0 if X is None else X, y0 if y is None else y)
 
@@ -329,15 +329,15 @@ def test_shape_errors():
         (dict(bounds_X=([0, 0], [1, 1])), r"'bounds_X' parameter of LinearRegression must be a pair .* of length 5"),
         (dict(bounds_y=([0, 0], [1, 1])), r"'bounds_y' parameter of LinearRegression must be a pair .* of length 1"),
         (dict(bounds_X=(-1, np.inf)), r"The 'bounds_X' parameter of LinearRegression must have finite bounds"),
-        (dict(mechanism="l3"), r"The 'mechanism' parameter of LinearRegression must be a str among"),
+        (dict(norm="l3"), r"The 'norm' parameter of LinearRegression must be a str among"),
         (dict(postprocess="ridge"), r"The 'postprocess' parameter of LinearRegression must be a str among"),
         (dict(neighbours="swap"), r"The 'neighbours' parameter of LinearRegression must be a str among"),
         (
-            dict(mechanism="kt", neighbours="add_remove"),
-            r"'mechanism' parameter of LinearRegression must be 'auto', 'l1', 'l2' or 'linf' when "
+            dict(norm="kt", neighbours="add_remove"),
+            r"'norm' parameter of LinearRegression must be one of \('l1', 'l2', 'linf'\) with "
             r"neighbours='add_remove'\. Got 'kt'",
         ),
-        (dict(mechanism="hull", neighbours="add_remove"), r"Got 'hull' instead: K_T and the hull ball were derived"),
+        (dict(norm="cut", neighbours="add_remove"), r"Got 'cut' instead\. K_T and the cut ball were derived"),
     ],
 )
 def test_parameter_errors(params, match):
@@ -348,7 +348,7 @@ def test_parameter_errors(params, match):
 def test_init_stores_parameters_untouched():
     bx = ([0.0, 1.0], [1.0, 2.0])
     reg = LinearRegression(epsilon=2, bounds_X=bx, bounds_y=(0, 1))
-    assert reg.get_params()["bounds_X"] is bx and reg.epsilon == 2 and reg.mechanism == "auto"
+    assert reg.get_params()["bounds_X"] is bx and reg.epsilon == 2 and reg.norm == "auto"
     X = np.random.default_rng(0).uniform([0, 1], [1, 2], size=(100, 2))
     reg.fit(X, X.sum(axis=1) / 3)
-    assert reg.bounds_X is bx and reg.epsilon == 2 and reg.mechanism == "auto"
+    assert reg.bounds_X is bx and reg.epsilon == 2 and reg.norm == "auto"

@@ -32,7 +32,7 @@ def reference(X, y):
 def test_numpy_matches_layout_and_counts_clipping():
     X, y = make_data()
     T, n_clip = reference(X, y)
-    stats = sufficient_statistics(X, y, (LO, HI), BY)
+    stats = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     assert_allclose(stats.T, T, rtol=1e-12, atol=1e-9)
     assert stats.n_samples == len(X)
     assert stats.n_clipped == n_clip > 0
@@ -44,17 +44,17 @@ def test_block_loop_matches_one_block(monkeypatch):
     import knorm.models.sufficient as suff
 
     X, y = make_data()
-    whole = sufficient_statistics(X, y, (LO, HI), BY)
+    whole = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     monkeypatch.setattr(suff, "_BLOCK_ROWS", 257)
-    blocks = sufficient_statistics(X, y, (LO, HI), BY)
+    blocks = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     assert_allclose(blocks.T, whole.T, rtol=1e-12, atol=1e-9)
     assert (blocks.n_samples, blocks.n_clipped) == (whole.n_samples, whole.n_clipped)
 
 
 def test_pandas_equals_numpy():
     X, y = make_data()
-    a = sufficient_statistics(X, y, (LO, HI), BY)
-    b = sufficient_statistics(pd.DataFrame(X, columns=["a", "b", "c"]), pd.Series(y), (LO, HI), BY)
+    a = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
+    b = sufficient_statistics(pd.DataFrame(X, columns=["a", "b", "c"]), pd.Series(y), bounds_X=(LO, HI), bounds_y=BY)
     assert_allclose(b.T, a.T, rtol=0, atol=0)
     assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
 
@@ -64,30 +64,30 @@ def test_non_finite_rejected(bad):
     X, y = make_data(50)
     X[7, 1] = bad
     with pytest.raises(ValueError, match="NaN or infinite"):
-        sufficient_statistics(X, y, (LO, HI), BY)
+        sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
 
 
 def test_shape_and_bounds_errors():
     X, y = make_data(50)
     with pytest.raises(ValueError, match="must be X of shape"):
-        sufficient_statistics(X, y[:-1], (LO, HI), BY)
+        sufficient_statistics(X, y[:-1], bounds_X=(LO, HI), bounds_y=BY)
     with pytest.raises(ValueError, match="2-D"):
-        sufficient_statistics(X[:, 0], y, (-1, 1), BY)
+        sufficient_statistics(X[:, 0], y, bounds_X=(-1, 1), bounds_y=BY)
     with pytest.raises(ValueError, match="'bounds_X' parameter of sufficient_statistics must be given"):
-        sufficient_statistics(X, y, None, BY)
+        sufficient_statistics(X, y, bounds_X=None, bounds_y=BY)
     with pytest.raises(ValueError, match="lower < upper"):
-        sufficient_statistics(X, y, (LO, HI), (1, -1))
+        sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=(1, -1))
     with pytest.raises(ValueError, match="arrays of length 3"):
-        sufficient_statistics(X, y, ([0, 0], [1, 1]), BY)
+        sufficient_statistics(X, y, bounds_X=([0, 0], [1, 1]), bounds_y=BY)
 
 
 # -- Dask ----------------------------------------------------------------------------------
 def test_dask_array_equals_numpy():
     da = pytest.importorskip("dask.array")
     X, y = make_data()
-    a = sufficient_statistics(X, y, (LO, HI), BY)
+    a = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     # Misaligned chunks on purpose: X by 700 rows and 2 columns, y by 900 rows.
-    b = sufficient_statistics(da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900), (LO, HI), BY)
+    b = sufficient_statistics(da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900), bounds_X=(LO, HI), bounds_y=BY)
     assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
     assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
 
@@ -96,10 +96,10 @@ def test_dask_dataframe_equals_numpy():
     dd = pytest.importorskip("dask.dataframe")
     da = pytest.importorskip("dask.array")
     X, y = make_data()
-    a = sufficient_statistics(X, y, (LO, HI), BY)
+    a = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     ddf = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=4)
     for y_dask in (dd.from_pandas(pd.Series(y), npartitions=4), da.from_array(y, chunks=1000)):
-        b = sufficient_statistics(ddf, y_dask, (LO, HI), BY)
+        b = sufficient_statistics(ddf, y_dask, bounds_X=(LO, HI), bounds_y=BY)
         assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
         assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
 
@@ -109,7 +109,7 @@ def test_dask_non_finite_rejected():
     X, y = make_data(500)
     X[321, 2] = np.nan
     with pytest.raises(ValueError, match="1 NaN or infinite"):
-        sufficient_statistics(da.from_array(X, chunks=100), da.from_array(y, chunks=100), (LO, HI), BY)
+        sufficient_statistics(da.from_array(X, chunks=100), da.from_array(y, chunks=100), bounds_X=(LO, HI), bounds_y=BY)
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_fit_on_distributed_cluster_equals_numpy(dask_client):
     X, y = make_data(20_000)
     Xd, yd = da.from_array(X, chunks=(3000, 3)), da.from_array(y, chunks=3000)
     assert Xd.numblocks[0] > 1
-    params = dict(epsilon=1.0, mechanism="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
+    params = dict(epsilon=1.0, norm="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
     a = LinearRegression(**params).fit(X, y)
     b = LinearRegression(**params).fit(Xd, yd)
     assert_allclose(b.statistic_noisy_, a.statistic_noisy_, rtol=1e-12, atol=1e-8)
@@ -145,7 +145,7 @@ def test_fit_on_dask_dataframe_keeps_feature_names():
     dd = pytest.importorskip("dask.dataframe")
     X, y = make_data(2000)
     df = pd.DataFrame(X, columns=["a", "b", "c"])
-    params = dict(mechanism="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
+    params = dict(norm="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
     a = LinearRegression(**params).fit(df, y)
     b = LinearRegression(**params).fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3))
     assert list(b.feature_names_in_) == ["a", "b", "c"]
@@ -172,5 +172,5 @@ def test_dask_blocks_shared_by_x_and_y_are_computed_once():
 
     parts = [da.from_delayed(dask.delayed(block)(i), shape=(50, 3), dtype=float) for i in range(4)]
     Z = da.concatenate(parts)
-    sufficient_statistics(Z[:, :2], Z[:, 2], (-1, 1), (-1, 1))
+    sufficient_statistics(Z[:, :2], Z[:, 2], bounds_X=(-1, 1), bounds_y=(-1, 1))
     assert sorted(calls) == [0, 1, 2, 3]

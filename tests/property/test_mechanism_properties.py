@@ -44,8 +44,8 @@ def test_realised_log_density_ratio_never_exceeds_privacy_loss(kind, data, eps, 
     bound = mech.privacy_loss(t - t2)
     z = np.vstack(
         [
-            mech.release(np.tile(t, (200, 1)), rng=rng),  # outputs on t
-            mech.release(np.tile(t2, (200, 1)), rng=rng),  # outputs on t'
+            mech.release(np.tile(t, (200, 1)), rng=rng).value,  # outputs on t
+            mech.release(np.tile(t2, (200, 1)), rng=rng).value,  # outputs on t'
             t + 1e3 * (t - t2),
         ]
     )  # far on the ray, where the bound is attained

@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from knorm.sensitivity import RegressionLayout, SensitivitySpace, kt_ball, linear_regression_space, regression_hull_ball
+from knorm.sensitivity import RegressionLayout, SensitivitySpace, kt_ball, linear_regression_space, regression_cut_ball
 from tests.settings import SEED, Z_MAX
 
 PS = [1, 2, 5, 8]
@@ -14,12 +14,12 @@ FAST = dict(n_train=20_000, per_block=40)
 @pytest.fixture(scope="module", params=PS, ids=[f"p={p}" for p in PS])
 def setting(request):
     p = request.param
-    return p, linear_regression_space(p), kt_ball(p), regression_hull_ball(p, **FAST)
+    return p, linear_regression_space(p), kt_ball(p), regression_cut_ball(p, **FAST)
 
 
 def test_layout_dimension_and_rescaling(setting):
     p, space, _, _ = setting
-    layout = space.layout
+    layout = RegressionLayout(p)
     assert layout.dim == (p + 1) * (p + 2) // 2 - 1 + (p + 1)
     assert len(set(layout.names)) == layout.dim
     # Paper Section 5.1: every entry rescaled to sensitivity 2.
@@ -32,7 +32,7 @@ def test_from_data_and_matrices_match_definitions():
     X, y = rng.uniform(-1, 1, size=(50, 3)), rng.uniform(-1, 1, size=50)
     T = layout.from_data(X, y)
     np.testing.assert_allclose(T, layout.statistic()(np.column_stack([X, y])).sum(axis=0))
-    XtX, Xty = layout.to_matrices(T, 50)
+    XtX, Xty = layout.gram_blocks(T, n=50)
     D = np.column_stack([np.ones(50), X])
     np.testing.assert_allclose(XtX, D.T @ D)
     np.testing.assert_allclose(Xty, D.T @ y)
@@ -92,11 +92,11 @@ def test_errata_witness_kt_is_not_the_hull():
     # ERRATA item 5, p = 1, coordinates (x, 2x^2, y, xy): u* = (0, 2, 2, 2) is in K_T,
     # but h_{Hull S_T}(0, 1, 1, 1) = 4 + 9/8.
     space = linear_regression_space(1)
-    assert space.layout.names == ["x1", "2x1^2", "y", "x1y"]
+    assert RegressionLayout(1).names == ["x1", "2x1^2", "y", "x1y"]
     u = np.array([0.0, 2.0, 2.0, 2.0])
     assert kt_ball(1).contains(u)
     assert space.support(np.array([0.0, 1.0, 1.0, 1.0])) == pytest.approx(5.125)
-    cut, _ = regression_hull_ball(1, **FAST)
+    cut, _ = regression_cut_ball(1, **FAST)
     assert not cut.contains(u)
 
 
@@ -117,12 +117,12 @@ def test_shipped_cut_table_matches_a_fresh_build():
     # with the default settings must give the same ball (support recomputed exactly).
     from knorm.sensitivity.regression import _DEFAULTS, _build
 
-    shipped, report = regression_hull_ball(1)
+    shipped, report = regression_cut_ball(1)
     directions, fresh, fresh_report = _build(1, *_DEFAULTS, 4 * RegressionLayout(1).dim)
     np.testing.assert_allclose(shipped.constraints[0][1].halfspaces[0], fresh.constraints[0][1].halfspaces[0])
     assert report.volume_ratio == fresh_report.volume_ratio
     for p in range(1, 9):
-        ball, rep = regression_hull_ball(p)
+        ball, rep = regression_cut_ball(p)
         assert kt_ball(p).contains(rep.witness) and not ball.contains(rep.witness)
         assert rep.volume_ratio < 1
 
@@ -130,12 +130,12 @@ def test_shipped_cut_table_matches_a_fresh_build():
 def test_registered_hull_sensitivity_is_attained():
     # Delta = 1 registered for the shipped cut ball: 2 e_1 is in S_T and on its boundary.
     space = linear_regression_space(2)
-    cut = space.candidates["hull"]
+    cut = space.candidates["cut"]
     assert space.sensitivity(cut).kind == "exact" and space.sensitivity(cut).value == 1.0
     u = np.zeros(space.dim)
     u[0] = 2.0
     assert cut.norm(u) == pytest.approx(1.0)
-    x1, x2 = np.zeros(space.layout.p + 1), np.zeros(space.layout.p + 1)
+    x1, x2 = np.zeros(3), np.zeros(3)
     x1[0], x2[0] = 1.0, -1.0  # records differing in x_1 only: the difference has 2 in the x_1 sum...
     d = space.statistic(x1) - space.statistic(x2)
     assert d[0] == 2.0 and cut.norm(d) <= 1 + 1e-12

@@ -15,15 +15,14 @@ among the points of S_T attaining its support function in many directions
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from knorm._validation import check_count, check_positive, check_rng, check_vectors, param_error
 from knorm.audit.core import NeighbourPair, audit_pairs
-from knorm.geometry.base import NormBall
-from knorm.geometry.lp import LpBall
+from knorm.geometry import LpBall, NormBall
+from knorm.geometry.duality import sign_vectors
 
 __all__ = ["adversarial_neighbours", "audit_knorm", "audit_mechanism", "knorm_statistics", "projection_statistics"]
 
@@ -95,7 +94,7 @@ def _release_sampler(mechanism, value):
     value = np.asarray(value, dtype=float)
 
     def sample(n, rng):
-        return mechanism.release(np.broadcast_to(value, (n, value.shape[-1])), rng=rng)
+        return np.asarray(mechanism.release(np.broadcast_to(value, (n, value.shape[-1])), rng=rng))
 
     return sample
 
@@ -207,7 +206,7 @@ def _search_directions(ball):
     m = ball.dim
     parts = [np.eye(m), -np.eye(m)]
     if m <= _MAX_SIGN_DIM:
-        parts.append(_signs(m))
+        parts.append(sign_vectors(m))
     parts += _facet_rows(ball)
     return np.vstack(parts)
 
@@ -219,16 +218,11 @@ def _facet_rows(ball, embed=None):
     if hs is not None:
         rows.append(hs[0])
     for idx, sub in getattr(ball, "constraints", ()):
-        for r in _facet_rows(sub) + [np.eye(sub.dim)] + ([_signs(sub.dim)] if sub.dim <= _MAX_SIGN_DIM else []):
+        for r in _facet_rows(sub) + [np.eye(sub.dim)] + ([sign_vectors(sub.dim)] if sub.dim <= _MAX_SIGN_DIM else []):
             full = np.zeros((len(r), ball.dim))
             full[:, idx] = r
             rows.append(full)
     return rows
-
-
-def _signs(m):
-    s = np.array(list(itertools.product((1.0, -1.0), repeat=m - 1))).reshape(-1, m - 1)
-    return np.hstack([np.ones((len(s), 1)), s])
 
 
 def _boundary_candidates(ball):

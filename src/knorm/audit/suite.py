@@ -23,12 +23,13 @@ import numpy as np
 
 from knorm.audit.mechanisms import audit_knorm
 from knorm.geometry import K2Ball, LpBall, Polytope, k3_ball
-from knorm.mechanisms.knorm_mechanism import KNormMechanism
-from knorm.noise.distribution import KNormNoise
+from knorm.mechanisms import KNormMechanism
+from knorm.noise import KNormNoise
 from knorm.sensitivity import (
+    RegressionLayout,
     kt_ball,
     linear_regression_space,
-    regression_hull_ball,
+    regression_cut_ball,
     squared_statistic_space,
     sum_product_space,
 )
@@ -153,7 +154,7 @@ def _regression(ball_fn, eps, declared=None):
 
 
 def _cut_ball():
-    return regression_hull_ball(2, **CUT_BALL_SETTINGS)[0]
+    return regression_cut_ball(2, **CUT_BALL_SETTINGS)[0]
 
 
 def _halved_l2():
@@ -191,11 +192,11 @@ def _logistic_case(printed_gamma):
         from unittest import mock
 
         from knorm.audit.estimators import audit_estimator
-        from knorm.models import logistic
+        from knorm.models import LogisticRegression, objective
 
-        est = logistic.LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1])
-        # Deliberate fault: swap the module's gamma for the printed one during the fits.
-        context = (lambda: mock.patch.object(logistic, "objective_gamma", _printed_gamma)) if printed_gamma else None
+        est = LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1])
+        # Deliberate fault: swap the objective's gamma for the printed one during the fits.
+        context = (lambda: mock.patch.object(objective, "objective_gamma", _printed_gamma)) if printed_gamma else None
         return audit_estimator(
             est,
             _LOGISTIC_X,
@@ -221,15 +222,16 @@ def _linear_case(output):
     def run(n_samples, confidence, rng):
         from knorm.audit.estimators import adversarial_records, audit_estimator
         from knorm.audit.mechanisms import knorm_statistics
-        from knorm.models.linear import LinearRegression
+        from knorm.models import LinearRegression
 
         space, ball = linear_regression_space(1), kt_ball(1)
+        layout = RegressionLayout(1)
         z, z2 = adversarial_records(space.statistic, ball, rng=0)
         D, D2 = np.vstack([_LINEAR_BASE, z]), np.vstack([_LINEAR_BASE, z2])
-        est = LinearRegression(epsilon=1.0, mechanism="kt", bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
+        est = LinearRegression(epsilon=1.0, norm="kt", bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
         options = {}
         if output == "statistic":  # the eps-DP release itself, with the K_T likelihood-ratio events
-            T, T2 = space.layout.from_data(D[:, :1], D[:, 1]), space.layout.from_data(D2[:, :1], D2[:, 1])
+            T, T2 = layout.from_data(D[:, :1], D[:, 1]), layout.from_data(D2[:, :1], D2[:, 1])
             options = {"output": lambda e: e.statistic_noisy_, "statistics": knorm_statistics(ball, T, T2)}
         return audit_estimator(
             est, D[:, :1], D[:, 1], D2[:, :1], D2[:, 1], n_samples=n_samples, confidence=confidence, rng=rng, **options

@@ -32,14 +32,13 @@ MECHANISMS = {
     "l1": ("l1", "pinv"),
     "linf": ("linf", "pinv"),
     "K_T": ("kt", "pinv"),
-    "hull": ("hull", "pinv"),
-    "hull + floor (ours)": ("hull", "eigen"),
+    "cut ball": ("cut", "pinv"),
+    "cut ball + floor (ours)": ("cut", "eigen"),
 }
 
 
 def _task(args):
-    from knorm.models.linear import _solve, functional_mechanism
-    from knorm.models.sufficient import _statistics
+    from knorm.models import functional_mechanism, sufficient_statistics
 
     seed, n, rep = args
     rng = task_rng(seed, "linear", n, rep)
@@ -52,7 +51,7 @@ def _task(args):
     se = math.sqrt(resid @ resid / (n - P - 1)) * np.sqrt(np.diag(np.linalg.inv(G)))
     lo_ci, hi_ci = ols - 1.959964 * se, ols + 1.959964 * se
     one = np.ones(P)
-    T, n_rec, clipped = _statistics(X, y, -one, one, np.array([-BOUND_Y]), np.array([BOUND_Y]), "linear experiment")
+    T, n_rec, clipped = sufficient_statistics(X, y, bounds_X=(-one, one), bounds_y=(-BOUND_Y, BOUND_Y))
     rows = [
         dict(
             n=n,
@@ -65,8 +64,8 @@ def _task(args):
     ]
     for name, (mech, post) in MECHANISMS.items():
         for eps in EPSILONS:
-            A, b, *_ = functional_mechanism(T, n_rec, P, mech, eps, rng, postprocess=post)
-            coef, icpt = _solve(A, b, -one, one, -BOUND_Y, BOUND_Y, True, post == "pinv")
+            fm = functional_mechanism(T, n_rec, p=P, norm=mech, epsilon=eps, rng=rng, postprocess=post)
+            coef, icpt = fm.coefficients((-one, one), (-BOUND_Y, BOUND_Y))
             inside = (coef >= lo_ci[1:]) & (coef <= hi_ci[1:])
             rows.append(
                 dict(
@@ -131,7 +130,7 @@ def run(config):
                 "agreement means a gap <= 0.1",
             )
         )
-        better = bool((c["hull"] >= c["K_T"] - 0.02).all())
+        better = bool((c["cut ball"] >= c["K_T"] - 0.02).all())
         claims.append(
             Claim(
                 "linear",
@@ -166,7 +165,7 @@ def run(config):
 def _figure(cov, ols_cov, path):
     ns = sorted(cov.index.get_level_values("n").unique())
     fig, axes = subplots(len(ns), 1, figsize=(7, 4.2 * len(ns)), squeeze=False)
-    styles = {"l1": "o-", "linf": "^-", "K_T": "s-", "hull": "d-", "hull + floor (ours)": "d--"}
+    styles = {"l1": "o-", "linf": "^-", "K_T": "s-", "cut ball": "d-", "cut ball + floor (ours)": "d--"}
     for ax, n in zip(axes[:, 0], ns):
         c = cov.loc[n]
         for name in c.columns:

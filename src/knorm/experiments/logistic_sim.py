@@ -37,25 +37,28 @@ def _simulate(n, rng):
 
 
 def _task(args):
-    from knorm.models.logistic import _newton, auto_q, objective_perturbation
+    from knorm.models import auto_q, logistic_newton, objective_perturbation
     from knorm.sensitivity import logistic_gradient_space
 
     seed, n, rep = args
     rng = task_rng(seed, "logistic", n, rep)
     X, y = _simulate(n, rng)
     m = X.shape[1]
-    mle, _, _ = _newton(X, y, 0.0, np.zeros(m), 100, 1e-10)
+    mle, _, _ = logistic_newton(X, y, max_iter=100, tol=1e-10)
     space = logistic_gradient_space(m)
     rows = [dict(n=n, rep=rep, eps=math.nan, mechanism="MLE", q=math.nan, error=float(np.linalg.norm(mle - BETA)))]
     for name, (p, q) in MECHANISMS.items():
         ball = LpBall(m, p)
-        sens = space.sensitivity(ball).value  # certified (paper Section 4.1)
+        sens = space.sensitivity(ball)  # certified (paper Section 4.1)
         for eps in EPSILONS:
-            qq = auto_q(n, ball, sens, eps) if q == "auto" else q
-            theta, _, ok = objective_perturbation(X, y, ball, sens, eps, qq, rng, max_iter=200, tol=1e-8, theta0=mle)
+            qq = auto_q(n, ball, sens.value, eps) if q == "auto" else q
+            release, _, ok = objective_perturbation(
+                X, y, ball=ball, sensitivity=sens, epsilon=eps, q=qq, rng=rng, max_iter=200, tol=1e-8, theta0=mle
+            )
             if not ok:
                 raise RuntimeError(f"Newton did not converge for {name} at eps={eps}")
-            rows.append(dict(n=n, rep=rep, eps=eps, mechanism=name, q=qq, error=float(np.linalg.norm(theta - BETA))))
+            error = float(np.linalg.norm(release.value - BETA))
+            rows.append(dict(n=n, rep=rep, eps=eps, mechanism=name, q=qq, error=error))
     return rows
 
 

@@ -31,17 +31,17 @@ MECHANISMS = {
 
 
 def _task(args):
-    from knorm.models.linear import _solve, auto_mechanism, functional_mechanism
+    from knorm.models import auto_norm, functional_mechanism
 
     seed, rep, T, n, p, mle = args
     rng = task_rng(seed, "realdata", rep)
     one = np.ones(p)
     rows = []
     for name, (mech, post) in MECHANISMS.items():
-        mech = auto_mechanism(p) if mech == "auto" else mech
+        mech = auto_norm(p) if mech == "auto" else mech
         for eps in EPSILONS:
-            A, b, *_ = functional_mechanism(T, n, p, mech, eps, rng, postprocess=post)
-            coef, icpt = _solve(A, b, -one, one, -1.0, 1.0, True, post == "pinv")
+            fm = functional_mechanism(T, n, p=p, norm=mech, epsilon=eps, rng=rng, postprocess=post)
+            coef, icpt = fm.coefficients((-one, one), (-1.0, 1.0))
             rows.append(
                 dict(
                     rep=rep,
@@ -68,7 +68,7 @@ def _load(config):
 def run(config):
     import pandas as pd
 
-    from knorm.models.sufficient import _statistics
+    from knorm.models import sufficient_statistics
 
     data, source = _load(config)
     if data is None:
@@ -82,7 +82,7 @@ def run(config):
     D = np.column_stack([np.ones(n), X])
     mle = np.linalg.lstsq(D, y, rcond=None)[0]
     one = np.ones(p)
-    T, n_rec, _ = _statistics(X, y, -one, one, np.array([-1.0]), np.array([1.0]), "realdata experiment")
+    T, n_rec, _ = sufficient_statistics(X, y, bounds_X=(-one, one), bounds_y=(-1.0, 1.0))
     reps = 40 if config.quick else 1000
     tasks = [(config.seed, r, T, n_rec, p, mle) for r in range(reps)]
     raw = pd.DataFrame([row for rows in pmap(_task, tasks, config, "realdata") for row in rows])

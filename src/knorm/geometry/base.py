@@ -17,7 +17,7 @@ import numpy as np
 
 from knorm._validation import check_count, check_positive, check_rng, check_vectors
 
-__all__ = ["NormBall", "NotANormBallError", "Volume", "RejectionStats"]
+__all__ = ["NormBall", "NotANormBallError", "RejectionStats", "ScaledBall", "Volume"]
 
 # Largest number of candidate coordinates drawn at once by rejection samplers;
 # bounds memory (~64 MiB of float64) without hurting vectorisation.
@@ -106,6 +106,16 @@ class NormBall(ABC):
         """Whether :meth:`support` is available."""
         return type(self)._support is not NormBall._support
 
+    @property
+    def cache_key(self):
+        """A hashable key made of the ball's parameters, or None if it has none.
+
+        Two balls with equal keys are the same set, so values computed for one
+        (sensitivities, volumes) hold for the other. Keys never use ``id()``,
+        which Python reuses once an object is freed.
+        """
+        return self._cache_key()
+
     def bounding_box(self):
         """Half-widths b with K inside the box [-b, b] (a certified bound)."""
         return np.array(self._bounding_box(), dtype=float)
@@ -127,9 +137,17 @@ class NormBall(ABC):
         return self._sample_uniform(n, check_rng(rng))
 
     def scaled(self, factor):
-        """The ball factor * K (a :class:`~knorm.geometry.ScaledBall`)."""
-        from knorm.geometry.scaled import ScaledBall
+        """Return the ball factor * K.
 
+        Parameters
+        ----------
+        factor : float
+            Positive, finite scale.
+
+        Returns
+        -------
+        ScaledBall
+        """
         return ScaledBall(self, factor)
 
     def __rmul__(self, factor):
@@ -138,6 +156,9 @@ class NormBall(ABC):
     __mul__ = __rmul__
 
     # -- private defaults ----------------------------------------------------
+    def _cache_key(self):
+        return None
+
     @abstractmethod
     def _gauge(self, u):
         """Gauge of checked rows ``u`` (shape (..., dim))."""
@@ -206,6 +227,67 @@ class NormBall(ABC):
         return f"{type(self).__name__}(dim={self.dim})"
 
 
-def check_factor(factor, owner):
-    """A positive, finite scale factor."""
-    return check_positive(factor, "factor", owner)
+class ScaledBall(NormBall):
+    """The ball factor * base, with ||u||_{cK} = ||u||_K / c.
+
+    Parameters
+    ----------
+    base : NormBall
+        The ball to scale.
+    factor : float
+        Positive, finite scale c.
+
+    Notes
+    -----
+    vol(cK) = c^m vol(K) (change of variables, as in the proof of the paper's
+    Lemma on Lebesgue measure under linear maps) and h_{cK}(u) = c h_K(u); uniform
+    sampling maps through u -> c u, so it is as exact as the base sampler.
+    """
+
+    def __init__(self, base, factor):
+        if not isinstance(base, NormBall):
+            raise TypeError(
+                f"The 'base' parameter of ScaledBall must be a NormBall. Got {type(base).__name__} instead."
+            )
+        c = check_positive(factor, "factor", "ScaledBall")
+        if isinstance(base, ScaledBall):  # flatten nested scalings
+            base, c = base.base, c * base.factor
+        super().__init__(base.dim)
+        self.base = base
+        self.factor = c
+        self.sampler_stats = base.sampler_stats
+
+    def _cache_key(self):
+        key = self.base.cache_key
+        return None if key is None else ("ScaledBall", key, self.factor)
+
+    def _gauge(self, u):
+        return self.base._gauge(u / self.factor)
+
+    def _contains(self, u):
+        return self.base._contains(u / self.factor)
+
+    def _support(self, c):
+        return self.factor * self.base._support(c)
+
+    @property
+    def has_support(self):
+        return self.base.has_support
+
+    def _bounding_box(self):
+        return self.factor * self.base.bounding_box()
+
+    def _log_volume(self, rng, n_samples):
+        lv = self.base._log_volume(rng, n_samples)
+        return Volume(lv + self.dim * math.log(self.factor), exact=lv.exact, stderr=lv.stderr, method=lv.method)
+
+    def _volume(self, rng, n_samples):
+        v = self.base._volume(rng, n_samples)
+        s = self.factor**self.dim
+        return Volume(v * s, exact=v.exact, stderr=v.stderr * s, method=v.method)
+
+    def _sample_uniform(self, n, rng):
+        return self.factor * self.base._sample_uniform(n, rng)
+
+    def __repr__(self):
+        return f"{self.factor:g} * {self.base!r}"

@@ -87,6 +87,12 @@ class IntersectionBall(NormBall):
             box[idx] = np.minimum(box[idx], ball.bounding_box())
         self._box = box
 
+    def _cache_key(self):
+        keys = tuple(ball.cache_key for _, ball in self.constraints)
+        if any(k is None for k in keys):
+            return None
+        return ("IntersectionBall", self.dim, tuple((tuple(idx.tolist()), k) for (idx, _), k in zip(self.constraints, keys)))
+
     def _gauge(self, u):
         out = None
         for idx, ball in self.constraints:

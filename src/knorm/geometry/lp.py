@@ -74,6 +74,9 @@ class LpBall(NormBall):
         self.p = _check_p(p)
         self.radius = check_positive(radius, "radius", "LpBall")
 
+    def _cache_key(self):
+        return ("LpBall", self.dim, self.p, self.radius)
+
     def _gauge(self, u):
         return lp_norm(u, self.p) / self.radius
 

@@ -144,6 +144,10 @@ class OracleBall(NormBall):
         return self
 
     # -- private -------------------------------------------------------------
+    def _cache_key(self):
+        # The membership function is a parameter of the ball: the key holds it, not its id.
+        return ("OracleBall", self.dim, self.member, tuple(self._box.tolist()), self.inner_radius)
+
     def _member(self, U):
         """Call the oracle on rows U (n, dim) and check its answer."""
         if len(U) == 0:

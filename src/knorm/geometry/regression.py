@@ -58,6 +58,9 @@ class K2Ball(NormBall):
     def __init__(self):
         super().__init__(2)
 
+    def _cache_key(self):
+        return ("K2Ball",)
+
     def _gauge(self, u):
         a = np.abs(u[..., 0])
         b = np.abs(u[..., 1])

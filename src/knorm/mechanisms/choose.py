@@ -15,7 +15,7 @@ from knorm.geometry.base import NormBall
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.compare import RankingReport, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
-from knorm.sensitivity.space import SensitivitySpace
+from knorm.sensitivity import SensitivitySpace
 
 __all__ = ["MechanismChoice", "choose_mechanism", "default_candidates"]
 

@@ -10,7 +10,6 @@ More Dispersed/More Scattered").
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from knorm._validation import check_count, check_positive, check_rng
-from knorm.geometry.base import NormBall
+from knorm.geometry.base import NormBall, ScaledBall
+from knorm.geometry.duality import largest_norm
 from knorm.geometry.lp import LpBall
-from knorm.geometry.scaled import ScaledBall
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
 
 __all__ = ["ContainmentResult", "containment", "RankingReport", "rank_mechanisms"]
@@ -28,8 +27,6 @@ __all__ = ["ContainmentResult", "containment", "RankingReport", "rank_mechanisms
 # Relative tolerance: certified sensitivities carry a 1e-10 relative slack, so
 # touching balls (naive l_inf and l2 in Example 2.1) must still compare as nested.
 _TOL = 1e-9
-# Sign vectors enumerated for an l1 target: 2^(m-1) support evaluations.
-_MAX_L1_ENUM_DIM = 16
 
 
 @dataclass(frozen=True)
@@ -84,24 +81,8 @@ def _max_gauge_exact(k, h):
         return k.radius * m**expo / h.radius, w, "closed form (l_p pair)"
     vertices = getattr(k, "vertices", None)
     if vertices is not None:
-        # A convex function attains its maximum over a polytope at a vertex.
-        g = h._gauge(vertices)
-        i = int(np.argmax(g))
-        return float(g[i]), vertices[i], "maximum over the vertices"
-    if not k.has_support:
-        return None
-    halfspaces = getattr(h, "halfspaces", None)
-    if halfspaces is not None:
-        # ||u||_H = max_i g_i.u, so sup_K ||u||_H = max_i h_K(g_i).
-        g = halfspaces[0]
-        return float(np.max(k._support(g))), None, "support function over the facets"
-    if isinstance(h, LpBall) and math.isinf(h.p):
-        return float(np.max(k._support(np.eye(m)))) / h.radius, None, "support function over coordinates"
-    if isinstance(h, LpBall) and h.p == 1 and m <= _MAX_L1_ENUM_DIM:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=m - 1)))
-        signs = np.hstack([np.ones((len(signs), 1)), signs])
-        return float(np.max(k._support(signs))) / h.radius, None, "support function over sign vectors"
-    return None
+        return largest_norm(h, points=vertices)
+    return largest_norm(h, support=k._support) if k.has_support else None
 
 
 def _max_gauge_search(k, h, rng, n_search):

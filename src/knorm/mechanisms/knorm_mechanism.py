@@ -7,11 +7,16 @@ import math
 import numpy as np
 
 from knorm._validation import check_positive, check_rng, check_vectors
-from knorm.geometry.base import NormBall
-from knorm.noise.distribution import KNormNoise
+from knorm.geometry import NormBall
+from knorm.mechanisms.release import Release, ball_name
+from knorm.noise import KNormNoise
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
 __all__ = ["KNormMechanism"]
+
+_FLOAT_CAVEAT = (
+    "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
+)
 
 
 class KNormMechanism:
@@ -44,7 +49,7 @@ class KNormMechanism:
     >>> mech = KNormMechanism(LpBall(2, p=float("inf")), sensitivity=2.0, epsilon=1.0)
     >>> mech.privacy_loss([1.0, -2.0])
     1.0
-    >>> mech.release([10.0, 20.0], rng=7).shape
+    >>> mech.release([10.0, 20.0], rng=7).value.shape
     (2,)
     """
 
@@ -77,25 +82,108 @@ class KNormMechanism:
         return self.noise.sample(size, rng=check_rng(rng, "KNormMechanism.sample_noise"))
 
     def release(self, value, *, rng=None, accountant=None, label="K-norm release"):
-        """Release ``value`` (shape (m,) or (k, m)) plus independent noise per row.
+        """Release ``value`` plus K-norm noise: the one additive release path.
 
-        If an ``accountant`` (:class:`knorm.accounting.PrivacyAccountant`) is given,
-        epsilon is charged to it first (once per row), and nothing is released if
-        the budget would be exceeded.
+        Parameters
+        ----------
+        value : array_like of shape (m,) or (k, m)
+            The statistic T(X); each row gets independent noise.
+        rng : None, int, SeedSequence or Generator
+            Source of the noise. None draws fresh entropy from the operating system.
+        accountant : PrivacyAccountant, optional
+            Charged epsilon (once per row) before any noise is drawn; nothing is
+            released if the charge is refused.
+        label : str, default "K-norm release"
+            What is released, for the ledger and the record.
+
+        Returns
+        -------
+        Release
+            The published value with its privacy terms; ``np.asarray(release)`` is the value.
         """
         value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
-        rng = check_rng(rng, "KNormMechanism.release")
+        rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
+        return self._publish(
+            lambda gen: value + self.noise.sample(None if value.ndim == 1 else value.shape[:-1], rng=gen),
+            epsilon=self.epsilon * rows,
+            rng=rng,
+            accountant=accountant,
+            label=label,
+            owner="KNormMechanism.release",
+        )
+
+    def release_objective(self, minimise, *, epsilon, rng=None, accountant=None, label="objective perturbation"):
+        """Publish the minimiser of an objective perturbed by this mechanism's noise.
+
+        Objective perturbation (paper Algorithm "Extended Objective Perturbation"): V is
+        drawn from this mechanism's law, exp(-eps_V ||V||_K / Delta) with
+        eps_V = ``self.epsilon`` = q epsilon, and ``minimise(V)``, the minimiser of
+        L(theta; X) + gamma/2 ||theta||^2 + V'theta, is published. The proof (paper
+        Theorem "Extended Objective Perturbation", with gamma as in errata item 1) spends
+        the rest of ``epsilon`` on the Hessian term. V itself is never returned: with the
+        minimiser it would reveal the exact gradient.
+
+        Parameters
+        ----------
+        minimise : callable
+            V -> the exact minimiser theta (an ndarray). It may raise to refuse publishing
+            (for instance when the optimiser has not converged); the charge stands.
+        epsilon : float
+            The whole budget of the release, at least this mechanism's epsilon.
+        rng : None, int, SeedSequence or Generator
+            Source of the noise.
+        accountant : PrivacyAccountant, optional
+            Charged ``epsilon`` before the noise is drawn.
+        label : str, default "objective perturbation"
+            What is released.
+
+        Returns
+        -------
+        Release
+        """
+        epsilon = check_positive(epsilon, "epsilon", "KNormMechanism.release_objective")
+        if epsilon < self.epsilon:
+            raise ValueError(
+                "The 'epsilon' parameter of KNormMechanism.release_objective must be at least the noise's epsilon "
+                f"{self.epsilon:g} (the noise spends q epsilon of it). Got {epsilon!r} instead."
+            )
+        return self._publish(
+            lambda gen: minimise(self.noise.sample(rng=gen)),
+            epsilon=epsilon,
+            rng=rng,
+            accountant=accountant,
+            label=label,
+            owner="KNormMechanism.release_objective",
+            mechanism="objective perturbation",
+        )
+
+    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, mechanism="K-norm"):
+        """Every release goes through here: the accountant is charged, then noise is drawn."""
+        gen = check_rng(rng, owner)
         if accountant is not None and not callable(getattr(accountant, "spend", None)):
             raise TypeError(
-                "The 'accountant' parameter of KNormMechanism.release must be a PrivacyAccountant (an object with "
+                f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
                 f"a 'spend' method) or None. Got {accountant!r} instead."
             )
+        entry = None
         if accountant is not None:
-            rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
-            accountant.spend(self.epsilon * rows, label)
-        if value.ndim == 1:
-            return value + self.noise.sample(rng=rng)
-        return value + self.noise.sample(value.shape[:-1], rng=rng)
+            entry = accountant.spend(epsilon, label)
+            if entry is None:  # a ledger whose spend returns nothing: its last entry is this charge
+                entry = accountant.ledger[-1]
+        value = draw(gen)
+        return Release(
+            value=value,
+            epsilon=epsilon,
+            ball=self.ball,
+            ball_name=ball_name(self.ball),
+            sensitivity=self.sensitivity,
+            noise_scale=self.noise.scale,
+            label=str(label),
+            ledger_entry=entry,
+            mechanism=mechanism,
+            sampler=self.noise.sampler,
+            caveats=(_FLOAT_CAVEAT,),
+        )
 
     def privacy_loss(self, u):
         """Privacy loss eps ||u||_K / Delta of a change ``u`` of the statistic.

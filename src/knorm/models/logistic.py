@@ -7,7 +7,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.special import expit, log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
@@ -16,218 +15,16 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._validation import check_positive, numeric_input
-from knorm.geometry.base import NormBall
-from knorm.geometry.lp import LpBall
+from knorm.geometry import LpBall, NormBall
 from knorm.models._base import check_bounds, resolve_random_state, to_unit_box
-from knorm.noise.distribution import KNormNoise
+from knorm.models.objective import auto_q, objective_gamma, objective_perturbation
+from knorm.sensitivity import logistic_gradient_space
 from knorm.sensitivity.certificate import as_certified
-from knorm.sensitivity.closed_forms import logistic_gradient_space
-from knorm.sensitivity.space import SensitivitySpace
 
-__all__ = ["LogisticRegression", "objective_gamma", "objective_perturbation", "auto_q"]
+__all__ = ["LogisticRegression"]
 
 _OWNER = "LogisticRegression"
 _NORMS = {"linf": math.inf, "l2": 2.0, "l1": 1.0}
-# Public constants of the q='auto' rule (see ``auto_q``): curvature of the mean
-# logistic loss at theta = 0 for features uniform on [-1, 1] (sigma' = 1/4 times
-# E x^2 = 1/3), and the q grid.
-_CURVATURE = 1.0 / 12.0
-_Q_GRID = np.linspace(0.005, 0.995, 199)
-# Fixed seed and size of the Monte Carlo E||V||_2^2 for balls without a closed form.
-_MC_SEED, _MC_SIZE = 20_240_601, 20_000
-
-
-def objective_gamma(lam, epsilon, q):
-    """Regularisation gamma = lambda / (exp(eps (1 - q)) - 1) of objective perturbation.
-
-    Vectorised over ``q``; written as lambda exp(-x) / (1 - exp(-x)), x = eps (1 - q),
-    so that it underflows to 0 instead of overflowing for huge eps.
-
-    Notes
-    -----
-    The paper prints gamma = lambda / (exp(eps (q - 1)) - 1), which is negative for
-    q < 1: the objective is then non-convex and the mechanism not private. The proof
-    needs 1 + lambda / gamma <= exp(eps (1 - q)), which this gamma meets with
-    equality (ERRATA.md item 1).
-
-    References
-    ----------
-    Paper Section 4, Algorithm "Extended Objective Perturbation" step 1 and the
-    proof of Theorem "Extended Objective Perturbation"; ERRATA.md item 1.
-
-    Examples
-    --------
-    >>> round(objective_gamma(7 / 4, 1.0, 0.5), 6)  # m = 7, eps = 1, q = 1/2
-    2.697615
-    """
-    x = epsilon * (1.0 - np.asarray(q, dtype=float))
-    g = lam * np.exp(-x) / -np.expm1(-x)
-    return float(g) if g.ndim == 0 else g
-
-
-def _unit_noise_second_moment(ball):
-    """E||V||_2^2 for K-norm noise of scale 1 on ``ball`` (public: no data).
-
-    Closed forms for l_p balls of radius r (V = R U, R ~ Gamma(m+1) and U ~
-    Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, ERRATA.md "Facts"):
-    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2.
-    Other balls: Monte Carlo with a fixed seed, so the value is deterministic.
-    """
-    m = ball.dim
-    if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf):
-        r2 = ball.radius**2
-        return {math.inf: (m + 1) * (m + 2) * m / 3.0, 2.0: m * (m + 1.0), 1.0: 2.0 * m}[ball.p] * r2
-    v = KNormNoise(ball, 1.0).sample(_MC_SIZE, rng=_MC_SEED)
-    return float(np.mean(np.einsum("ij,ij->i", v, v)))
-
-
-def auto_q(n_samples, ball, sensitivity, epsilon):
-    """The data-independent ``q='auto'`` rule: the q minimising a predicted squared error.
-
-    Parameters
-    ----------
-    n_samples : int
-        Number of records n (public under replace-one neighbours).
-    ball : NormBall
-        Unit ball K of the noise, of dimension m (intercept column included).
-    sensitivity : float
-        Gradient sensitivity Delta_K.
-    epsilon : float
-        Privacy budget.
-
-    Returns
-    -------
-    float
-        q on a grid of step 0.005 in [0.005, 0.995].
-
-    Notes
-    -----
-    Only (n, m, eps, K, Delta) enter; no record does, so choosing q this way costs
-    no privacy. In the scaled coordinates of the mechanism, the perturbed optimum
-    theta_DP solves grad L_n(theta) + gamma theta + V = 0 (sum form), and the
-    unperturbed MLE theta_hat solves grad L_n(theta) = 0. One Newton step from
-    theta_hat gives
-
-        theta_DP - theta_hat ~ -(n H + gamma I)^{-1} (gamma theta_hat + V),
-
-    with H the Hessian of the mean loss. Replacing H by h I, and since E V = 0
-    and V is independent of the data,
-
-        E||theta_DP - theta_hat||_2^2 ~ (gamma(q)^2 tau^2 + E||V||_2^2) / (n h + gamma(q))^2,
-
-    where gamma(q) = (m/4) / (exp(eps (1 - q)) - 1) (:func:`objective_gamma`) and
-    E||V||_2^2 = c_K (Delta / (eps q))^2 with c_K the second moment of unit-scale
-    noise (closed form for l_1, l_2, l_inf; a fixed-seed Monte Carlo otherwise).
-    The public constants are h = 1/12 (sigma'(0) = 1/4 times E x^2 = 1/3 for
-    features filling [-1, 1]) and tau^2 = ||theta_hat||^2 = m (coefficients of
-    order one in the scaled units). The rule trades the bias of a large gamma
-    (small q) against the noise of a small eps q (large q); it returns the
-    minimiser of that expression over the grid. It is a heuristic beyond the
-    paper, which leaves the choice of q under DP open (Section 4.2).
-
-    References
-    ----------
-    Paper Section 4.2 (q = 1/2 and q = 0.85 compared, tuning q left open).
-
-    Examples
-    --------
-    >>> from knorm.geometry import LpBall
-    >>> auto_q(10_000, LpBall(7, float("inf")), 2.0, 1.0)
-    0.77
-    """
-    m = ball.dim
-    q = _Q_GRID
-    gamma = objective_gamma(m / 4.0, epsilon, q)
-    noise = _unit_noise_second_moment(ball) * (sensitivity / (epsilon * q)) ** 2
-    risk = (gamma**2 * m + noise) / (n_samples * _CURVATURE + gamma) ** 2
-    return round(float(q[np.argmin(risk)]), 3)
-
-
-def _single_gradient_space(m):
-    """{grad l(theta; z)} for one record z: the sensitivity space under add/remove.
-
-    (sigma - y) x lies in the cube [-1, 1]^m, and every point of the cube is a limit
-    (y = 1, theta = -t x, t -> inf gives -x), so the hull is the cube: support
-    ||c||_1, Delta_inf = 1, Delta_2 = sqrt(m), Delta_1 = m, all exact.
-    """
-    space = SensitivitySpace.from_support(
-        m, lambda c: np.abs(np.atleast_2d(c)).sum(axis=1), name=f"logistic gradient (one record), m={m}"
-    )
-    ref = "hull of {grad l(theta; z)} = [-1, 1]^m (LogisticRegression Notes)"
-    space.register_exact(LpBall(m, math.inf), 1.0, ref)
-    space.register_exact(LpBall(m, 2), math.sqrt(m), ref)
-    space.register_exact(LpBall(m, 1), float(m), ref)
-    return space
-
-
-def _newton(Z, y, gamma, V, max_iter, tol, theta0=None):
-    """Minimise F(t) = sum_i [log(1 + e^{z_i't}) - y_i z_i't] + gamma/2 ||t||^2 + V't.
-
-    Damped Newton with the exact Hessian; F is smooth and, for gamma > 0,
-    strongly convex, so the minimiser is unique. Stops when the Newton decrement
-    sqrt(g' H^{-1} g) (about ||t - t*||_H) is <= tol, after taking that last step.
-
-    ``theta0`` is an optional starting point.
-
-    Returns
-    -------
-    theta, n_iter, converged
-    """
-    n, m = Z.shape
-    if theta0 is None:
-        theta, s = np.zeros(m), np.zeros(n)
-        F = n * math.log(2.0)
-    else:  # a warm start changes the path, not the (unique) minimiser
-        theta = np.array(theta0, dtype=float)
-        s = Z @ theta
-        F = _softplus_sum(s) - y @ s + 0.5 * gamma * (theta @ theta) + V @ theta
-    eye = gamma * np.eye(m)
-    for it in range(1, max_iter + 1):
-        p = expit(s)
-        g = Z.T @ (p - y) + gamma * theta + V
-        H = (Z * (p * (1.0 - p))[:, None]).T @ Z + eye
-        try:
-            d = -cho_solve(cho_factor(H), g)
-        except LinAlgError:  # only if gamma underflowed to 0 (eps in the thousands)
-            d = -np.linalg.lstsq(H, g, rcond=None)[0]
-        dec2 = -float(g @ d)
-        if dec2 <= tol**2:
-            return theta + d, it, True
-        t = 1.0
-        while True:  # backtracking (Armijo); near the optimum the full step is taken
-            new = theta + t * d
-            s_new = Z @ new
-            F_new = _softplus_sum(s_new) - y @ s_new + 0.5 * gamma * (new @ new) + V @ new
-            if F_new <= F - 0.25 * t * dec2 or dec2 < 1e-8:
-                break
-            t *= 0.5
-            if t < 1e-12:
-                return theta, it, False
-        theta, s, F = new, s_new, F_new
-    return theta, max_iter, False
-
-
-def objective_perturbation(Z, y, ball, sensitivity, epsilon, q, rng, *, max_iter=100, tol=1e-8, theta0=None):
-    """theta_DP of Algorithm "Extended Objective Perturbation" for the logistic loss.
-
-    Draws V with density proportional to exp(-eps q ||V||_K / Delta) and returns
-    the minimiser of sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta, with
-    gamma = (m/4) / (exp(eps (1 - q)) - 1) (paper Section 4 with ERRATA.md item 1).
-    ``Z`` must already lie in [-1, 1] (one row per record, intercept column
-    included) and ``sensitivity`` be certified; no checks are made here.
-
-    Returns
-    -------
-    theta, n_iter, converged
-    """
-    gamma = objective_gamma(Z.shape[1] / 4.0, epsilon, q)
-    V = KNormNoise(ball, sensitivity / (epsilon * q)).sample(rng=rng)
-    return _newton(Z, y, gamma, V, max_iter, tol, theta0)
-
-
-def _softplus_sum(s):
-    """sum_i log(1 + exp(s_i)), stably."""
-    return np.log1p(np.exp(-np.abs(s))).sum() + np.maximum(s, 0.0).sum()
 
 
 class LogisticRegression(ClassifierMixin, BaseEstimator):
@@ -283,6 +80,9 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string column names.
+    release_ : Release
+        The record of the one release: theta_DP in the scaled coordinates, with its
+        privacy terms.
     sensitivity_ : Sensitivity
         Certified gradient sensitivity Delta_K.
     gamma_ : float
@@ -395,6 +195,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         epsilon=1.0,
         norm="linf",
         q=0.5,
@@ -449,7 +250,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         Z, slope, shift, n_clipped = _scale(X, lo, hi, self.fit_intercept)
         n, m = Z.shape
         ball = self._ball(m)
-        space = logistic_gradient_space(m) if self.neighbours == "replace" else _single_gradient_space(m)
+        space = logistic_gradient_space(m, neighbours=self.neighbours)
         try:
             sens = as_certified(space.sensitivity(ball), _OWNER)
         except NotImplementedError as err:
@@ -458,13 +259,18 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
                 f"gradient space. Got {ball!r}, for which none is available ({err}), instead."
             ) from err
         q = auto_q(n, ball, sens.value, epsilon) if self.q == "auto" else float(self.q)
-        gamma = objective_gamma(m / 4.0, epsilon, q)
-        rng = resolve_random_state(self.random_state)
-
-        if self.accountant is not None:
-            self.accountant.spend(epsilon, f"{_OWNER}.fit")
-        theta, n_iter, converged = objective_perturbation(
-            Z, y01, ball, sens.value, epsilon, q, rng, max_iter=self.max_iter, tol=self.tol
+        release, n_iter, converged = objective_perturbation(
+            Z,
+            y01,
+            ball=ball,
+            sensitivity=sens,
+            epsilon=epsilon,
+            q=q,
+            rng=resolve_random_state(self.random_state),
+            accountant=self.accountant,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            label=f"{_OWNER}.fit (objective perturbation, {_norm_name(self.norm)})",
         )
         if not converged:
             warnings.warn(
@@ -473,11 +279,14 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
+        theta = release.value
+        gamma = objective_gamma(m / 4.0, epsilon, q)
 
         p = X.shape[1]
         self.coef_ = (theta[:p] * slope)[None, :]
         self.intercept_ = np.array([theta[p] + theta[:p] @ shift if self.fit_intercept else 0.0])
         self.classes_ = classes
+        self.release_ = release
         self.sensitivity_ = sens
         self.gamma_, self.q_, self.epsilon_ = gamma, q, epsilon
         self.n_clipped_, self.n_iter_, self.converged_ = n_clipped, n_iter, converged
@@ -577,3 +386,8 @@ def _scale(X, lo, hi, fit_intercept):
     n_clipped = int(np.count_nonzero(outside))
     slope = 1.0 / np.maximum(np.abs(lo), np.abs(hi))
     return (np.clip(X, lo, hi) if n_clipped else X) * slope, slope, np.zeros_like(lo), n_clipped
+
+
+def _norm_name(norm):
+    """Name of a norm parameter for labels: the string, or the ball's name."""
+    return norm if isinstance(norm, str) else getattr(norm, "name", None) or type(norm).__name__

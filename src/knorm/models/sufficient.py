@@ -48,7 +48,7 @@ def is_dask_collection(obj):
     return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
 
 
-def sufficient_statistics(X, y, bounds_X, bounds_y):
+def sufficient_statistics(X, y, *, bounds_X, bounds_y):
     """Noise-free scaled statistic T, n and the clip count of a regression dataset.
 
     Each column of X is clipped to its declared bounds and mapped affinely onto
@@ -91,7 +91,7 @@ def sufficient_statistics(X, y, bounds_X, bounds_y):
     --------
     >>> import numpy as np
     >>> X = np.array([[0.0], [10.0]])
-    >>> stats = sufficient_statistics(X, np.array([1.0, -1.0]), (0, 10), (-1, 1))
+    >>> stats = sufficient_statistics(X, np.array([1.0, -1.0]), bounds_X=(0, 10), bounds_y=(-1, 1))
     >>> stats.T.tolist(), stats.n_samples, stats.n_clipped  # (x, 2x^2, y, xy)
     ([0.0, 4.0, 0.0, -2.0], 2, 0)
     """
@@ -115,21 +115,7 @@ def _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner):
     else:
         X, y = _as_numpy(X, y, len(lo) - 1, owner)
         G, s, n, n_clipped = _numpy_partials(X, y, lo, hi, owner)
-    return RegressionStatistics(_layout_from_gram(G, s), int(n), int(n_clipped))
-
-
-def _layout_from_gram(G, s):
-    """T in RegressionLayout order from the Gram matrix and sums of z' = (x', y')."""
-    layout = RegressionLayout(len(s) - 1)
-    p = layout.p
-    T = np.empty(layout.dim)
-    T[layout.lin] = s[:p]
-    j, k = np.array(layout.pairs, dtype=int).reshape(-1, 2).T
-    T[layout.cross] = G[j, k]
-    T[layout.sq] = 2.0 * np.diag(G)[:p]
-    T[layout.y] = s[p]
-    T[layout.xy] = G[:p, p]
-    return T
+    return RegressionStatistics(RegressionLayout(len(s) - 1).from_gram(G, s, n), int(n), int(n_clipped))
 
 
 def _block_partials(Xb, yb, lo, hi):

@@ -3,12 +3,21 @@
 from knorm.sensitivity.certificate import Sensitivity, UnsafeSensitivityError
 from knorm.sensitivity.closed_forms import logistic_gradient_space, squared_statistic_space, sum_product_space
 from knorm.sensitivity.quadratic import QuadraticStatistic
-from knorm.sensitivity.regression import RegressionLayout, kt_ball, linear_regression_space, regression_hull_ball
-from knorm.sensitivity.space import Box, CertifiedHull, FiniteDomain, SensitivitySpace
+from knorm.sensitivity.domains import Box, FiniteDomain
+from knorm.sensitivity.hull import CertifiedHull
+from knorm.sensitivity.regression import (
+    CutBallReport,
+    RegressionLayout,
+    kt_ball,
+    linear_regression_space,
+    regression_cut_ball,
+)
+from knorm.sensitivity.space import SensitivitySpace
 
 __all__ = [
     "Box",
     "CertifiedHull",
+    "CutBallReport",
     "FiniteDomain",
     "QuadraticStatistic",
     "RegressionLayout",
@@ -18,7 +27,7 @@ __all__ = [
     "kt_ball",
     "linear_regression_space",
     "logistic_gradient_space",
-    "regression_hull_ball",
+    "regression_cut_ball",
     "squared_statistic_space",
     "sum_product_space",
 ]

@@ -8,7 +8,6 @@ import numpy as np
 
 from knorm._validation import check_dim
 from knorm.geometry.lp import LpBall
-from knorm.sensitivity.certificate import Sensitivity
 from knorm.sensitivity.quadratic import QuadraticStatistic
 from knorm.sensitivity.space import SensitivitySpace
 
@@ -30,14 +29,12 @@ def squared_statistic_space():
     A = np.zeros((2, 1, 1))
     A[1, 0, 0] = 2.0
     t = QuadraticStatistic(A, [[1.0], [0.0]], [-1.0], [1.0], names=["sum x", "sum 2x^2"])
-    space = SensitivitySpace.additive(t, None, name="Example 2.1")
-    ref = "paper Example 2.1, Eq. (ExactSensitivity); ERRATA.md"
+    space = SensitivitySpace.additive(t, None, name="Example 2.1", hull=K2Ball())
+    ref = "paper Example 2.1, Eq. (ExactSensitivity); errata, facts"
     space.register_exact(LpBall(2, 1), 3.125, ref)
     space.register_exact(LpBall(2, 2), 0.25 * math.sqrt(71 + 8 * math.sqrt(2)), ref)
     space.register_exact(LpBall(2, math.inf), 2.0, ref)
-    space.hull = K2Ball()
-    space.register_exact(space.hull, 1.0, "K_2 = Hull(S_T): paper Section 5.1, ERRATA.md item 3")
-    space.statistic = t
+    space.register_exact(space.hull, 1.0, "K_2 = Hull(S_T): paper Section 5.1, errata item 3")
     return space
 
 
@@ -56,14 +53,11 @@ def sum_product_space():
     A[2, 0, 1] = 1.0  # symmetrised to x*y
     b = [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     t = QuadraticStatistic(A, b, [-1.0, -1.0], [1.0, 1.0], names=["sum x", "sum y", "sum xy"])
-    space = SensitivitySpace.additive(t, None, name="(sum X, sum Y, sum XY)")
-    space.hull = k3_ball()
-    space.statistic = t
-    return space
+    return SensitivitySpace.additive(t, None, name="(sum X, sum Y, sum XY)", hull=k3_ball())
 
 
-def logistic_gradient_space(m):
-    """Gradient sensitivity space of the logistic loss, paper Section 4.1.
+def logistic_gradient_space(m, *, neighbours="replace"):
+    """Return the gradient sensitivity space of the logistic loss, paper Section 4.1.
 
     S = {grad l(theta; x1, y1) - grad l(theta; x2, y2) : x in [-1,1]^m, y in {0,1},
     theta in R^m}, where grad l = (sigma(theta'x) - y) x and sigma in [0, 1].
@@ -81,6 +75,13 @@ def logistic_gradient_space(m):
     sampler draws theta too, so ``sample`` is only for diagnostics.
     """
     m = check_dim(m, "logistic_gradient_space", "m")
+    if neighbours == "add_remove":
+        return _single_gradient_space(m)
+    if neighbours != "replace":
+        raise ValueError(
+            "The 'neighbours' parameter of logistic_gradient_space must be 'replace' or 'add_remove'. "
+            f"Got {neighbours!r} instead."
+        )
 
     def sampler(n, rng):
         theta = rng.standard_normal((n, m)) * rng.exponential(5.0, size=(n, 1))
@@ -101,12 +102,27 @@ def logistic_gradient_space(m):
 
     space = SensitivitySpace(m, support=support, sampler=sampler, name=f"logistic gradient, m={m}", support_exact=False)
     ref = "S inside [-2, 2]^m, paper Section 4.1"
-    space._known += [
-        (
-            LpBall(m, math.inf),
-            Sensitivity(2.0, "exact" if m >= 2 else "bound", ref + ("; attained in the limit" if m >= 2 else "")),
-        ),
-        (LpBall(m, 2), Sensitivity(2.0 * math.sqrt(m), "bound", ref)),
-        (LpBall(m, 1), Sensitivity(2.0 * m, "bound", ref)),
-    ]
+    if m >= 2:
+        space.register_exact(LpBall(m, math.inf), 2.0, ref + "; attained in the limit")
+    else:
+        space.register_bound(LpBall(m, math.inf), 2.0, ref)
+    space.register_bound(LpBall(m, 2), 2.0 * math.sqrt(m), ref)
+    space.register_bound(LpBall(m, 1), 2.0 * m, ref)
+    return space
+
+
+def _single_gradient_space(m):
+    """{grad l(theta; z)} for one record z: the sensitivity space under add/remove.
+
+    (sigma - y) x lies in the cube [-1, 1]^m, and every point of the cube is a limit
+    (y = 1, theta = -t x, t -> inf gives -x), so the hull is the cube: support
+    ||c||_1, Delta_inf = 1, Delta_2 = sqrt(m), Delta_1 = m, all exact.
+    """
+    space = SensitivitySpace.from_support(
+        m, lambda c: np.abs(np.atleast_2d(c)).sum(axis=1), name=f"logistic gradient (one record), m={m}"
+    )
+    ref = "hull of {grad l(theta; z)} = [-1, 1]^m (LogisticRegression Notes)"
+    space.register_exact(LpBall(m, math.inf), 1.0, ref)
+    space.register_exact(LpBall(m, 2), math.sqrt(m), ref)
+    space.register_exact(LpBall(m, 1), float(m), ref)
     return space

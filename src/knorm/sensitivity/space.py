@@ -3,7 +3,7 @@
 
 For an additive statistic T = sum_i t(x_i) with records in a domain D, replacing
 one record gives S_T = t(D) - t(D), and Hull(S_T) = P - P with P = Hull(t(D)), whose
-support function is h(c) = max_z c.t(z) - min_z c.t(z) (ERRATA.md item 5). Since a
+support function is h(c) = max_z c.t(z) - min_z c.t(z) (errata item 5). Since a
 norm is convex, Delta_K(T) = sup over S_T of ||u||_K = sup over Hull(S_T), and by
 duality Delta_K = sup_{c in K°} h(c), K° the polar of K. Every sensitivity below
 is derived from h or from a finite enumeration, never from data or sampling,
@@ -12,116 +12,26 @@ unless it says kind='estimate'.
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial import HalfspaceIntersection
 
-from knorm._validation import as_real_array, check_count, check_dim, check_rng, check_vectors
-from knorm.geometry.base import NormBall
-from knorm.geometry.lp import LpBall
-from knorm.geometry.scaled import ScaledBall
+from knorm._validation import check_count, check_dim, check_rng, check_vectors
+from knorm.geometry import LpBall, NormBall, ScaledBall
+from knorm.geometry.duality import largest_norm
 from knorm.sensitivity.certificate import Sensitivity
+from knorm.sensitivity.domains import Box, FiniteDomain
+from knorm.sensitivity.hull import inner_hull, outer_hull
 from knorm.sensitivity.quadratic import QuadraticStatistic
 
-__all__ = ["Box", "FiniteDomain", "SensitivitySpace", "CertifiedHull"]
+__all__ = ["SensitivitySpace"]
 
 # Largest dimension where the polar polytope bound is computed with qhull.
 _MAX_POLAR_DIM = 3
 _POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
-# Sign vectors enumerated for an exact l1 sensitivity: 2^(m-1) support evaluations.
-_MAX_L1_ENUM_DIM = 14
 # Pairs of record points compared at once in exact enumerations.
 _PAIR_BLOCK = 1 << 20
-# outer_hull: a width below this fraction of the largest one means S_T is flat.
-# It is well above the 1e-10 relative slack of QuadraticStatistic's extremes.
-_FLAT_TOL = 1e-8
-
-
-@dataclass(frozen=True)
-class Box:
-    """A box record domain lower <= z <= upper (declared, never taken from data)."""
-
-    lower: np.ndarray
-    upper: np.ndarray
-
-    def __post_init__(self):
-        lo = np.atleast_1d(as_real_array(self.lower, "lower", "Box"))
-        hi = np.atleast_1d(as_real_array(self.upper, "upper", "Box"))
-        if lo.shape != hi.shape or lo.ndim != 1:
-            raise ValueError(
-                f"The 'lower' and 'upper' parameters of Box must be 1-D of equal length. Got shapes {lo.shape} and {hi.shape} instead."
-            )
-        if len(lo) == 0:
-            raise ValueError("The 'lower' and 'upper' parameters of Box must have length >= 1. Got length 0 instead.")
-        check_vectors(lo, len(lo), "lower", "Box")
-        check_vectors(hi, len(hi), "upper", "Box")
-        if not np.all(lo < hi):
-            j = int(np.argmin(hi - lo))
-            raise ValueError(
-                f"The 'lower' and 'upper' parameters of Box must satisfy lower < upper. Got lower[{j}] = {float(lo[j])!r} >= upper[{j}] = {float(hi[j])!r} instead."
-            )
-        object.__setattr__(self, "lower", lo)
-        object.__setattr__(self, "upper", hi)
-
-    @property
-    def dim(self):
-        return len(self.lower)
-
-    def sample(self, n, rng):
-        """Records for diagnostics: half uniform, half on random faces and vertices."""
-        z = rng.uniform(self.lower, self.upper, size=(n, self.dim))
-        k = n // 2
-        pin = rng.random((k, self.dim)) < 0.5
-        ends = np.where(rng.random((k, self.dim)) < 0.5, self.lower, self.upper)
-        z[:k] = np.where(pin, ends, z[:k])
-        return z
-
-
-@dataclass(frozen=True)
-class FiniteDomain:
-    """A finite record domain: the rows of ``records``."""
-
-    records: np.ndarray
-
-    def __post_init__(self):
-        r = as_real_array(self.records, "records", "FiniteDomain")
-        r = r[:, None] if r.ndim == 1 else r
-        check_vectors(r, r.shape[-1], "records", "FiniteDomain")
-        if r.ndim != 2 or len(r) < 2:
-            raise ValueError(
-                f"The 'records' parameter of FiniteDomain must hold at least 2 records as rows. Got shape {r.shape} instead."
-            )
-        object.__setattr__(self, "records", r)
-
-    @property
-    def dim(self):
-        return self.records.shape[1]
-
-    def sample(self, n, rng):
-        return self.records[rng.integers(len(self.records), size=n)]
-
-
-@dataclass
-class CertifiedHull:
-    """Certified outer approximation of Hull(S_T), with an inner one and their sandwich.
-
-    Attributes
-    ----------
-    outer : Polytope
-        {u : c_k.u <= h(c_k)} for the directions c_k: contains Hull(S_T) (certified).
-    inner : Polytope
-        Symmetric hull of points of S_T attaining h(c_k): inside Hull(S_T).
-    sandwich : Volume
-        vol(inner) / vol(outer) <= vol(Hull S_T) / vol(outer): the outer ball is at
-        most 1/sandwich times the optimal volume (exact with qhull in low dimension).
-    """
-
-    outer: object
-    inner: object
-    sandwich: object
 
 
 class SensitivitySpace:
@@ -145,14 +55,47 @@ class SensitivitySpace:
         Finite set of per-record values t(z) whose hull is P (Hull S_T = P - P,
         or the hull of P and -P for add/remove neighbours), giving exact
         sensitivities for any norm by enumeration.
-    name : str
-    support_exact : bool, default True
-        False when ``support`` is only an upper bound of h (still certified);
-        sensitivities derived from it are then labelled 'bound', not 'exact'.
-    neighbours : {'replace', 'add_remove'}
+    statistic : QuadraticStatistic or callable, optional
+        The per-record map t, when T = sum_i t(x_i).
+    hull : NormBall, optional
+        A ball known to be exactly Hull(S_T) (a closed form).
+    candidates : dict of str to NormBall, optional
+        Further certified balls worth ranking for this statistic.
+    name : str, default ""
+        Label for reports.
+    neighbours : {'replace', 'add_remove'}, default 'replace'
         Replace-one (bounded) neighbours, the paper's Definition "DP", or
         add/remove-one (the paper's Remark on add/delete-DP), where
         S_T = t(D) and -t(D).
+    support_exact : bool, default True
+        False when ``support`` is only an upper bound of h (still certified);
+        sensitivities derived from it are then labelled 'bound', not 'exact'.
+
+    Attributes
+    ----------
+    dim : int
+        Dimension m.
+    neighbours : str
+        The neighbouring relation.
+    statistic : QuadraticStatistic, callable or None
+        The per-record map.
+    hull : NormBall or None
+        The exact Hull(S_T), when a closed form is known.
+    candidates : dict of str to NormBall
+        Extra candidate balls for :func:`knorm.mechanisms.choose_mechanism`.
+    record_points : ndarray or None
+        Per-record values whose hull is P, when finitely many suffice.
+    name : str
+        Label.
+    support_exact : bool
+        Whether the support function is exact rather than an upper bound.
+
+    Examples
+    --------
+    >>> from knorm.sensitivity import Box
+    >>> space = SensitivitySpace.additive(lambda z: z, FiniteDomain([[0.0], [1.0], [3.0]]))
+    >>> space.sensitivity(1).value
+    3.0
     """
 
     def __init__(
@@ -163,6 +106,9 @@ class SensitivitySpace:
         extreme_points=None,
         sampler=None,
         record_points=None,
+        statistic=None,
+        hull=None,
+        candidates=None,
         name="",
         neighbours="replace",
         support_exact=True,
@@ -174,13 +120,15 @@ class SensitivitySpace:
         self._extreme_points = extreme_points
         self._sampler = sampler
         self.record_points = None if record_points is None else np.asarray(record_points, float)
+        self.statistic = statistic
+        self.hull = _check_ball(hull, self.dim, "hull")
+        self.candidates = {str(k): _check_ball(b, self.dim, "candidates") for k, b in (candidates or {}).items()}
         self.name = name
-        self._known = []  # (ball, Sensitivity) with closed-form values
-        self.hull = None  # a ball known to be exactly Hull(S_T), if any
+        self._known = {}  # ball key -> Sensitivity from a closed form (a proof)
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def additive(cls, t, domain, *, name="", neighbours="replace"):
+    def additive(cls, t, domain, *, name="", neighbours="replace", hull=None, candidates=None):
         """S_T for T = sum_i t(x_i), records in a declared ``domain``.
 
         Parameters
@@ -191,8 +139,18 @@ class SensitivitySpace:
             enumeration; a plain callable (vectorised, (k, d) -> (k, m)) does only
             on a :class:`FiniteDomain`, and is otherwise limited to estimates.
         domain : Box or FiniteDomain
-        neighbours : {'replace', 'add_remove'}
+        name : str, default ""
+            Label for reports.
+        neighbours : {'replace', 'add_remove'}, default 'replace'
             For add/remove, S_T = t(D) and -t(D): h(c) = max(max c.t, -min c.t).
+        hull : NormBall, optional
+            A ball known to be exactly Hull(S_T) (a closed form).
+        candidates : dict of str to NormBall, optional
+            Further certified balls worth ranking.
+
+        Returns
+        -------
+        SensitivitySpace
         """
         add_remove = _check_neighbours(neighbours, "SensitivitySpace.additive") == "add_remove"
         if isinstance(t, QuadraticStatistic):
@@ -228,6 +186,9 @@ class SensitivitySpace:
                 extreme_points=extreme,
                 sampler=sampler,
                 record_points=points,
+                statistic=t,
+                hull=hull,
+                candidates=candidates,
                 name=name,
                 neighbours=neighbours,
             )
@@ -259,6 +220,9 @@ class SensitivitySpace:
                 extreme_points=extreme,
                 sampler=sampler,
                 record_points=pts,
+                statistic=t,
+                hull=hull,
+                candidates=candidates,
                 name=name,
                 neighbours=neighbours,
             )
@@ -272,28 +236,98 @@ class SensitivitySpace:
             a = np.asarray(t(domain.sample(n, rng)), float)
             return _random_sign_rows(a, rng) if add_remove else a - np.asarray(t(domain.sample(n, rng)), float)
 
-        return cls(probe.shape[1], sampler=sampler, name=name, neighbours=neighbours)
+        return cls(
+            probe.shape[1],
+            sampler=sampler,
+            statistic=t,
+            hull=hull,
+            candidates=candidates,
+            name=name,
+            neighbours=neighbours,
+        )
 
     @classmethod
-    def from_support(cls, dim, support, *, sampler=None, extreme_points=None, name="", exact=False):
-        """S_T given by a certified support function of its hull (the user's proof).
+    def from_support(
+        cls, dim, support, *, sampler=None, extreme_points=None, name="", exact=False, hull=None, candidates=None
+    ):
+        """Build S_T from a certified support function of its hull (the user's proof).
 
-        ``support`` must never under-state h(c); pass ``exact=True`` only if it
-        equals h(c), which makes sensitivities over facets 'exact'.
+        Parameters
+        ----------
+        dim : int
+            Dimension m.
+        support : callable
+            h(c) for rows c; it must never under-state the support function.
+        sampler : callable, optional
+            (n, rng) -> points of S_T, for diagnostics only.
+        extreme_points : callable, optional
+            c -> points of S_T attaining h(c).
+        name : str, default ""
+            Label.
+        exact : bool, default False
+            Pass True only if ``support`` equals h(c): sensitivities over facets are
+            then labelled 'exact' instead of 'bound'.
+        hull : NormBall, optional
+            A ball known to be exactly Hull(S_T).
+        candidates : dict of str to NormBall, optional
+            Further certified balls worth ranking.
+
+        Returns
+        -------
+        SensitivitySpace
         """
         if not callable(support):
             raise TypeError(
                 f"The 'support' parameter of SensitivitySpace.from_support must be callable. Got {type(support).__name__} instead."
             )
-        return cls(dim, support=support, sampler=sampler, extreme_points=extreme_points, name=name, support_exact=exact)
+        return cls(
+            dim,
+            support=support,
+            sampler=sampler,
+            extreme_points=extreme_points,
+            name=name,
+            support_exact=exact,
+            hull=hull,
+            candidates=candidates,
+        )
 
     def register_exact(self, ball, value, method):
-        """Attach a closed-form sensitivity of ``ball`` (a proof in the paper or ERRATA)."""
-        self._known.append((ball, Sensitivity(value, "exact", method)))
+        """Attach a closed-form sensitivity of ``ball`` (a proof in the paper or the errata).
+
+        Parameters
+        ----------
+        ball : NormBall
+            The ball; an equal ball (same parameters) gets the same value.
+        value : float
+            Delta_K(T), exactly.
+        method : str
+            The proof it comes from.
+        """
+        self._register(ball, Sensitivity(value, "exact", method))
+
+    def register_bound(self, ball, value, method):
+        """Attach a proved upper bound on the sensitivity of ``ball``.
+
+        Parameters
+        ----------
+        ball : NormBall
+            The ball.
+        value : float
+            An upper bound on Delta_K(T).
+        method : str
+            The proof it comes from.
+        """
+        self._register(ball, Sensitivity(value, "bound", method))
+
+    def _register(self, ball, sens):
+        if _check_ball(ball, self.dim, "ball") is None:
+            raise TypeError("The 'ball' parameter of SensitivitySpace.register_exact must be a NormBall. Got None instead.")
+        self._known[_ball_key(ball)] = sens
 
     # -- the set ----------------------------------------------------------------
     @property
     def has_support(self):
+        """Whether a certified support function is available."""
         return self._support is not None
 
     def support(self, c):
@@ -398,20 +432,18 @@ class SensitivitySpace:
         return self._sensitivity(ball)
 
     def _sensitivity(self, ball):
-        for known, sens in self._known:
-            if known is ball:
-                return sens
+        known = self._known.get(_ball_key(ball))
+        if known is not None:
+            return known
         if isinstance(ball, ScaledBall):
             s = self._sensitivity(ball.base)
             f = ball.factor
             return Sensitivity(s.value / f, s.kind, s.method, None if s.lower is None else s.lower / f)
-        if isinstance(ball, LpBall):
-            for known, sens in self._known:
-                if isinstance(known, LpBall) and known.p == ball.p and known.radius == 1.0 and known.dim == ball.dim:
-                    r = ball.radius
-                    return Sensitivity(
-                        sens.value / r, sens.kind, sens.method, None if sens.lower is None else sens.lower / r
-                    )
+        if isinstance(ball, LpBall) and ball.radius != 1.0:
+            unit = self._known.get(_ball_key(LpBall(ball.dim, ball.p)))
+            if unit is not None:  # r B_p: sensitivity divided by r
+                r = ball.radius
+                return Sensitivity(unit.value / r, unit.kind, unit.method, None if unit.lower is None else unit.lower / r)
         if self.record_points is not None:
             return self._enumerate(ball)
         if self._support is None:
@@ -420,11 +452,10 @@ class SensitivitySpace:
                 "QuadraticStatistic, use a FiniteDomain, or supply a support function. "
                 "estimate_sensitivity() gives an estimate, which mechanisms refuse by default."
             )
-        rows = _facet_rows(ball)
-        if rows is not None:
+        over = largest_norm(ball, support=self._h)
+        if over is not None:
             kind = "exact" if self.support_exact else "bound"
-            method = rows[1] if self.support_exact else "support bound over the facets"
-            return Sensitivity(float(np.max(self._h(rows[0]))), kind, method)
+            return Sensitivity(over[0], kind, f"{kind}: {over[2]}")
         constraints = getattr(ball, "constraints", None)
         if constraints is not None:
             # ||u|| = max_j ||u[idx_j]||_{B_j}, so Delta = max_j Delta_{B_j}(T[idx_j]).
@@ -509,79 +540,43 @@ class SensitivitySpace:
 
     # -- hulls ----------------------------------------------------------------------
     def inner_hull(self, n=20_000, *, rng=None):
-        """Symmetric hull of sampled points of S_T: for plots and diagnostics only.
+        """Return the symmetric hull of sampled points of S_T, for diagnostics only.
 
-        The ball returned is flagged ``estimated``; mechanisms refuse it unless
-        told that the risk is accepted.
-        """
-        from knorm.geometry.polytope import Polytope
-
-        ball = Polytope.from_points(self.sample(n, rng=rng))
-        ball.estimated = True
-        return ball
-
-    def outer_hull(self, directions=None, *, n_directions=None, rng=None, n_volume=200_000):
-        """Certified outer polytope of Hull(S_T) from cutting planes c.u <= h(c).
+        See :func:`knorm.sensitivity.hull.inner_hull`: the ball is flagged
+        ``estimated`` and mechanisms refuse it by default.
 
         Parameters
         ----------
-        directions : array (k, m), optional
-            Cutting directions; by default the coordinate axes, the sign vectors
-            (m <= 10) and random Gaussian directions.
+        n : int, default 20000
+            Number of sampled points.
+        rng : None, int, SeedSequence or Generator
+            Randomness of the sample.
+
+        Returns
+        -------
+        Polytope
+        """
+        return inner_hull(self, n, rng=rng)
+
+    def outer_hull(self, directions=None, *, n_directions=None, rng=None, n_volume=200_000):
+        """Return a certified outer polytope of Hull(S_T) (see :func:`knorm.sensitivity.hull.outer_hull`).
+
+        Parameters
+        ----------
+        directions : array_like of shape (k, m), optional
+            Cutting directions.
         n_directions : int, optional
             Number of random directions (default 60 m).
-        rng : None, int or Generator
-        n_volume : int
-            Monte Carlo points for the sandwich in dimensions beyond qhull's reach.
+        rng : None, int, SeedSequence or Generator
+            Randomness of the directions and of Monte Carlo volumes.
+        n_volume : int, default 200000
+            Monte Carlo points for the sandwich beyond qhull's reach.
 
-        Raises
-        ------
-        ValueError
-            For a zero direction, directions that do not span R^m, or a space
-            that is not full-dimensional (a width h(c) + h(-c) of about 0, as
-            for a constant or duplicated coordinate of T): no polytope of R^m
-            can then be a norm ball around it. Its sensitivities still work.
+        Returns
+        -------
+        CertifiedHull
         """
-        from knorm.geometry.polytope import Polytope
-
-        gen = check_rng(rng, "outer_hull")
-        if directions is None:
-            n_directions = (
-                60 * self.dim if n_directions is None else check_count(n_directions, "n_directions", "outer_hull")
-            )
-            parts = [np.eye(self.dim), gen.standard_normal((n_directions, self.dim))]
-            if self.dim <= 10:
-                parts.append(_sign_vectors(self.dim))
-            directions = np.vstack(parts)
-        c = np.atleast_2d(check_vectors(directions, self.dim, "directions", "outer_hull"))
-        norms = np.linalg.norm(c, axis=1, keepdims=True)
-        if np.any(norms == 0):
-            raise ValueError(
-                "The 'directions' parameter of outer_hull must have non-zero rows. "
-                f"Got a zero row at index {int(np.flatnonzero(norms == 0)[0])} instead."
-            )
-        rank = int(np.linalg.matrix_rank(c))
-        if rank < self.dim:
-            raise ValueError(
-                f"The 'directions' parameter of outer_hull must span R^{self.dim}. Got rank {rank} instead."
-            )
-        c = c / norms
-        h = self.support(c)
-        # Hull(S_T) is symmetric, so its width along c is h(c) + h(-c) = 2 h(c).
-        flat = h <= _FLAT_TOL * np.max(h)
-        if np.any(flat):
-            i = int(np.flatnonzero(flat)[0])
-            raise ValueError(
-                "outer_hull: the sensitivity space is not full-dimensional: its width h(c) + h(-c) along "
-                f"c = {np.round(c[i], 6).tolist()} is {2 * h[i]:.3g}, next to a largest width of {2 * np.max(h):.3g} "
-                "(a constant or duplicated coordinate of T, or another linear dependence between coordinates). "
-                "Drop or merge that coordinate."
-            )
-        outer = Polytope.from_halfspaces(np.vstack([c, -c]), np.concatenate([h, h]))
-        inner = Polytope.from_points(self.extreme_points(c))
-        return CertifiedHull(outer, inner, _volume_ratio(inner, outer, gen, n_volume))
-
-
+        return outer_hull(self, directions, n_directions=n_directions, rng=rng, n_volume=n_volume)
 def _record_values(t, records):
     """t(records) for a user's per-record map ``t``, checked: shape (k, m) and finite."""
     pts = np.asarray(t(records), float)
@@ -605,37 +600,20 @@ def _random_sign_rows(a, rng):
     return np.where(rng.random((len(a), 1)) < 0.5, -a, a)
 
 
-def _volume_ratio(inner, outer, rng, n):
-    from knorm.geometry.base import Volume
-
-    vi, vo = inner.volume(rng=rng, n_samples=n), outer.volume(rng=rng, n_samples=n)
-    if vi.exact and vo.exact:
-        return Volume(vi / vo, exact=True, method="qhull volumes")
-    u = outer.sample_uniform(min(n, 20_000), rng=rng)
-    frac = float(np.mean(inner.contains(u)))
-    se = math.sqrt(max(frac * (1 - frac), 1 / len(u)) / len(u))
-    return Volume(frac, exact=False, stderr=se, method=f"fraction of {len(u)} uniform outer points in the inner hull")
+def _ball_key(ball):
+    """Registry key of a ball: its parameters, or the ball itself when it has none (never its id)."""
+    key = ball.cache_key
+    return ("instance", ball) if key is None else key
 
 
-def _facet_rows(ball):
-    """Rows g_i with ||u||_K = max_i g_i.u, when K is a polytope (or l_inf, small l1)."""
-    if isinstance(ball, LpBall):
-        m, r = ball.dim, ball.radius
-        if math.isinf(ball.p):
-            return np.vstack([np.eye(m), -np.eye(m)]) / r, "exact: support over the coordinate axes"
-        if ball.p == 1 and m <= _MAX_L1_ENUM_DIM:
-            return _sign_vectors(m) / r, "exact: support over the sign vectors"
+def _check_ball(ball, dim, name):
+    if ball is None:
         return None
-    hs = getattr(ball, "halfspaces", None)
-    if hs is not None and getattr(ball, "constraints", None) is None:
-        return hs[0], "exact: support over the facets"
-    return None
-
-
-def _sign_vectors(m):
-    """The 2^(m-1) sign vectors with first entry +1 (their negatives complete the set)."""
-    rest = list(itertools.product((1.0, -1.0), repeat=m - 1))
-    return np.hstack([np.ones((len(rest), 1)), np.array(rest, dtype=float).reshape(len(rest), m - 1)])
+    if not isinstance(ball, NormBall) or ball.dim != dim:
+        raise ValueError(
+            f"The {name!r} parameter of SensitivitySpace must hold NormBalls of dimension {dim}. Got {ball!r} instead."
+        )
+    return ball
 
 
 def _sphere_points(m, n):

@@ -1,0 +1,268 @@
+"""Objective perturbation for the logistic loss (paper Section 4): gamma, the q rule, the solver."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.special import expit
+
+from knorm.geometry import LpBall
+from knorm.mechanisms import KNormMechanism
+from knorm.noise import KNormNoise
+
+__all__ = ["auto_q", "logistic_newton", "objective_gamma", "objective_perturbation"]
+
+# Public constants of the q='auto' rule (see ``auto_q``): curvature of the mean
+# logistic loss at theta = 0 for features uniform on [-1, 1] (sigma' = 1/4 times
+# E x^2 = 1/3), and the q grid.
+_CURVATURE = 1.0 / 12.0
+_Q_GRID = np.linspace(0.005, 0.995, 199)
+# Fixed seed and size of the Monte Carlo E||V||_2^2 for balls without a closed form.
+_MC_SEED, _MC_SIZE = 20_240_601, 20_000
+
+
+def objective_gamma(lam, epsilon, q):
+    """Regularisation gamma = lambda / (exp(eps (1 - q)) - 1) of objective perturbation.
+
+    Vectorised over ``q``; written as lambda exp(-x) / (1 - exp(-x)), x = eps (1 - q),
+    so that it underflows to 0 instead of overflowing for huge eps.
+
+    Notes
+    -----
+    The paper prints gamma = lambda / (exp(eps (q - 1)) - 1), which is negative for
+    q < 1: the objective is then non-convex and the mechanism not private. The proof
+    needs 1 + lambda / gamma <= exp(eps (1 - q)), which this gamma meets with
+    equality (ERRATA.md item 1).
+
+    References
+    ----------
+    Paper Section 4, Algorithm "Extended Objective Perturbation" step 1 and the
+    proof of Theorem "Extended Objective Perturbation"; ERRATA.md item 1.
+
+    Examples
+    --------
+    >>> round(objective_gamma(7 / 4, 1.0, 0.5), 6)  # m = 7, eps = 1, q = 1/2
+    2.697615
+    """
+    x = epsilon * (1.0 - np.asarray(q, dtype=float))
+    g = lam * np.exp(-x) / -np.expm1(-x)
+    return float(g) if g.ndim == 0 else g
+
+
+def _unit_noise_second_moment(ball):
+    """E||V||_2^2 for K-norm noise of scale 1 on ``ball`` (public: no data).
+
+    Closed forms for l_p balls of radius r (V = R U, R ~ Gamma(m+1) and U ~
+    Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, ERRATA.md "Facts"):
+    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2.
+    Other balls: Monte Carlo with a fixed seed, so the value is deterministic.
+    """
+    m = ball.dim
+    if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf):
+        r2 = ball.radius**2
+        return {math.inf: (m + 1) * (m + 2) * m / 3.0, 2.0: m * (m + 1.0), 1.0: 2.0 * m}[ball.p] * r2
+    v = KNormNoise(ball, 1.0).public_law_sample(_MC_SIZE, seed=_MC_SEED)
+    return float(np.mean(np.einsum("ij,ij->i", v, v)))
+
+
+def auto_q(n_samples, ball, sensitivity, epsilon):
+    """The data-independent ``q='auto'`` rule: the q minimising a predicted squared error.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records n (public under replace-one neighbours).
+    ball : NormBall
+        Unit ball K of the noise, of dimension m (intercept column included).
+    sensitivity : float
+        Gradient sensitivity Delta_K.
+    epsilon : float
+        Privacy budget.
+
+    Returns
+    -------
+    float
+        q on a grid of step 0.005 in [0.005, 0.995].
+
+    Notes
+    -----
+    Only (n, m, eps, K, Delta) enter; no record does, so choosing q this way costs
+    no privacy. In the scaled coordinates of the mechanism, the perturbed optimum
+    theta_DP solves grad L_n(theta) + gamma theta + V = 0 (sum form), and the
+    unperturbed MLE theta_hat solves grad L_n(theta) = 0. One Newton step from
+    theta_hat gives
+
+        theta_DP - theta_hat ~ -(n H + gamma I)^{-1} (gamma theta_hat + V),
+
+    with H the Hessian of the mean loss. Replacing H by h I, and since E V = 0
+    and V is independent of the data,
+
+        E||theta_DP - theta_hat||_2^2 ~ (gamma(q)^2 tau^2 + E||V||_2^2) / (n h + gamma(q))^2,
+
+    where gamma(q) = (m/4) / (exp(eps (1 - q)) - 1) (:func:`objective_gamma`) and
+    E||V||_2^2 = c_K (Delta / (eps q))^2 with c_K the second moment of unit-scale
+    noise (closed form for l_1, l_2, l_inf; a fixed-seed Monte Carlo otherwise).
+    The public constants are h = 1/12 (sigma'(0) = 1/4 times E x^2 = 1/3 for
+    features filling [-1, 1]) and tau^2 = ||theta_hat||^2 = m (coefficients of
+    order one in the scaled units). The rule trades the bias of a large gamma
+    (small q) against the noise of a small eps q (large q); it returns the
+    minimiser of that expression over the grid. It is a heuristic beyond the
+    paper, which leaves the choice of q under DP open (Section 4.2).
+
+    References
+    ----------
+    Paper Section 4.2 (q = 1/2 and q = 0.85 compared, tuning q left open).
+
+    Examples
+    --------
+    >>> from knorm.geometry import LpBall
+    >>> auto_q(10_000, LpBall(7, float("inf")), 2.0, 1.0)
+    0.77
+    """
+    m = ball.dim
+    q = _Q_GRID
+    gamma = objective_gamma(m / 4.0, epsilon, q)
+    noise = _unit_noise_second_moment(ball) * (sensitivity / (epsilon * q)) ** 2
+    risk = (gamma**2 * m + noise) / (n_samples * _CURVATURE + gamma) ** 2
+    return round(float(q[np.argmin(risk)]), 3)
+
+
+def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, theta0=None):
+    """Minimise F(t) = sum_i [log(1 + e^{z_i't}) - y_i z_i't] + gamma/2 ||t||^2 + V't (no privacy).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, m)
+        Records (rows).
+    y : ndarray of shape (n,)
+        Labels in {0, 1}.
+    gamma : float, default 0.0
+        Ridge term; 0 gives the maximum likelihood estimate.
+    linear : ndarray of shape (m,), optional
+        The linear term V (zero by default).
+    max_iter : int, default 100
+        Newton iterations.
+    tol : float, default 1e-8
+        Stop when the Newton decrement is at most ``tol``.
+    theta0 : ndarray of shape (m,), optional
+        Starting point.
+
+    Returns
+    -------
+    theta : ndarray of shape (m,)
+        The minimiser.
+    n_iter : int
+        Iterations used.
+    converged : bool
+        Whether the decrement reached ``tol``.
+
+    Notes
+    -----
+    Damped Newton with the exact Hessian; F is smooth and, for gamma > 0,
+    strongly convex, so the minimiser is unique. Stops when the Newton decrement
+    sqrt(g' H^{-1} g) (about ||t - t*||_H) is <= tol, after taking that last step.
+    """
+    V = np.zeros(Z.shape[1]) if linear is None else linear
+    n, m = Z.shape
+    if theta0 is None:
+        theta, s = np.zeros(m), np.zeros(n)
+        F = n * math.log(2.0)
+    else:  # a warm start changes the path, not the (unique) minimiser
+        theta = np.array(theta0, dtype=float)
+        s = Z @ theta
+        F = _softplus_sum(s) - y @ s + 0.5 * gamma * (theta @ theta) + V @ theta
+    eye = gamma * np.eye(m)
+    for it in range(1, max_iter + 1):
+        p = expit(s)
+        g = Z.T @ (p - y) + gamma * theta + V
+        H = (Z * (p * (1.0 - p))[:, None]).T @ Z + eye
+        try:
+            d = -cho_solve(cho_factor(H), g)
+        except LinAlgError:  # only if gamma underflowed to 0 (eps in the thousands)
+            d = -np.linalg.lstsq(H, g, rcond=None)[0]
+        dec2 = -float(g @ d)
+        if dec2 <= tol**2:
+            return theta + d, it, True
+        t = 1.0
+        while True:  # backtracking (Armijo); near the optimum the full step is taken
+            new = theta + t * d
+            s_new = Z @ new
+            F_new = _softplus_sum(s_new) - y @ s_new + 0.5 * gamma * (new @ new) + V @ new
+            if F_new <= F - 0.25 * t * dec2 or dec2 < 1e-8:
+                break
+            t *= 0.5
+            if t < 1e-12:
+                return theta, it, False
+        theta, s, F = new, s_new, F_new
+    return theta, max_iter, False
+
+
+def objective_perturbation(
+    Z, y, *, ball, sensitivity, epsilon, q, rng=None, accountant=None, max_iter=100, tol=1e-8, theta0=None,
+    label="objective perturbation",
+):
+    """Release theta_DP of Algorithm "Extended Objective Perturbation" for the logistic loss.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, m)
+        Records already in [-1, 1] (intercept column included); not checked here.
+    y : ndarray of shape (n,)
+        Labels in {0, 1}.
+    ball : NormBall
+        The K-norm of the noise.
+    sensitivity : Sensitivity or float
+        Certified gradient sensitivity Delta_K.
+    epsilon : float
+        The whole budget.
+    q : float
+        Share of epsilon spent on the noise, in (0, 1).
+    rng : None, int, SeedSequence or Generator
+        Source of the noise.
+    accountant : PrivacyAccountant, optional
+        Charged epsilon before the noise is drawn.
+    max_iter : int, default 100
+        Newton iterations.
+    tol : float, default 1e-8
+        Newton decrement at which the minimiser is accepted.
+    theta0 : ndarray, optional
+        Starting point (a warm start changes the path, not the unique minimiser).
+    label : str, default "objective perturbation"
+        Label of the release.
+
+    Returns
+    -------
+    release : Release
+        The published minimiser theta_DP (scaled units).
+    n_iter : int
+        Newton iterations (curator-only diagnostic).
+    converged : bool
+        Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
+
+    Notes
+    -----
+    V has density proportional to exp(-eps q ||V||_K / Delta) and theta_DP minimises
+    sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta, with
+    gamma = (m/4) / (exp(eps (1 - q)) - 1) (paper Section 4 with errata item 1).
+    The release goes through :meth:`knorm.mechanisms.KNormMechanism.release_objective`.
+    """
+    m = Z.shape[1]
+    gamma = objective_gamma(m / 4.0, epsilon, q)
+    mechanism = KNormMechanism(ball, sensitivity, epsilon * q)
+    diagnostics = {}
+
+    def minimise(V):
+        theta, diagnostics["n_iter"], diagnostics["converged"] = logistic_newton(
+            Z, y, gamma=gamma, linear=V, max_iter=max_iter, tol=tol, theta0=theta0
+        )
+        return theta
+
+    release = mechanism.release_objective(minimise, epsilon=epsilon, rng=rng, accountant=accountant, label=label)
+    return release, diagnostics["n_iter"], diagnostics["converged"]
+
+
+def _softplus_sum(s):
+    """sum_i log(1 + exp(s_i)), stably."""
+    return np.log1p(np.exp(-np.abs(s))).sum() + np.maximum(s, 0.0).sum()
