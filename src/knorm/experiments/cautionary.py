@@ -54,7 +54,8 @@ def run(config):
     n = 20_000 if config.quick else 100_000
     rows, var_rows = [], []
     for name, ball in (("K", rectangle()), ("H", diamond())):
-        v = KNormNoise(ball, scale=1.0).sample(n, rng=task_rng(config.seed, "cautionary", name))
+        # The noise law alone, with no data: Monte Carlo of the public law.
+        v = KNormNoise(ball, scale=1.0).public_law_sample(n, seed=task_rng(config.seed, "cautionary", name))
         var_rows.append(
             dict(
                 mechanism=name,

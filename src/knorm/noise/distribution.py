@@ -104,8 +104,8 @@ class KNormNoise:
         ----------
         size : int
             Number of draws.
-        seed : int
-            A fixed seed.
+        seed : int, SeedSequence or Generator
+            A fixed source of randomness.
 
         Returns
         -------

@@ -1,0 +1,174 @@
+"""The one release path: every published value is a Release from KNormMechanism."""
+
+import ast
+import inspect
+import math
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pytest
+
+import knorm
+from knorm import PrivacyAccountant
+from knorm.geometry import LpBall
+from knorm.mechanisms import KNormMechanism, Release
+from knorm.models import LinearRegression, LogisticRegression
+from knorm.noise import distribution as noise_distribution
+from tests.settings import SEED
+
+SRC = Path(knorm.__file__).parent
+
+# Modules allowed to draw K-norm noise: the noise layer itself, the ball samplers, and the
+# one release path.
+_NOISE_MODULES = ("noise/", "geometry/", "mechanisms/knorm_mechanism.py")
+# Calls that draw K-norm noise.
+_NOISE_FUNCTIONS = {"sample_knorm", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"}
+_NOISE_METHODS = {"sample_noise"}
+# Layers that hold data: they must draw no random number at all outside the release path.
+_DATA_LAYERS = ("models/", "stats/")
+_RANDOM_METHODS = {
+    "laplace",
+    "normal",
+    "standard_normal",
+    "exponential",
+    "standard_exponential",
+    "gamma",
+    "standard_gamma",
+    "uniform",
+    "random",
+    "integers",
+    "choice",
+}
+
+
+def _noise_calls(tree):
+    """(line, description) of every call in ``tree`` that draws K-norm noise directly."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in _NOISE_FUNCTIONS:
+            found.append((node.lineno, f.id))
+        elif isinstance(f, ast.Attribute):
+            if f.attr in _NOISE_FUNCTIONS | _NOISE_METHODS:
+                found.append((node.lineno, f.attr))
+            # KNormNoise(...).sample / .rvs, or any <...>.noise.sample: noise outside the path.
+            elif f.attr in ("sample", "rvs"):
+                owner = f.value
+                if isinstance(owner, ast.Call) and getattr(owner.func, "id", None) == "KNormNoise":
+                    found.append((node.lineno, "KNormNoise(...)." + f.attr))
+                elif isinstance(owner, ast.Attribute) and owner.attr == "noise":
+                    found.append((node.lineno, "<...>.noise." + f.attr))
+    return found
+
+
+def _random_calls(tree):
+    return [
+        (node.lineno, node.func.attr)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RANDOM_METHODS
+    ]
+
+
+def test_no_noise_is_drawn_outside_the_release_path():
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        tree = ast.parse(path.read_text())
+        if not rel.startswith(_NOISE_MODULES):
+            offenders += [f"{rel}:{line} {what}" for line, what in _noise_calls(tree)]
+        if rel.startswith(_DATA_LAYERS):
+            offenders += [f"{rel}:{line} rng.{what}" for line, what in _random_calls(tree)]
+    # The audit's deliberately broken mechanisms replace the noise on purpose (they exist to
+    # show that the audit can fail); they are the only exception.
+    offenders = [o for o in offenders if not o.startswith("audit/suite.py")]
+    assert not offenders, "noise drawn outside KNormMechanism's release path:\n" + "\n".join(offenders)
+
+
+def test_the_static_scan_can_fail():
+    bad = ast.parse("v = KNormNoise(ball, 1.0).sample(3)\nx = T + mech.noise.sample(rng=0)\nw = sample_knorm(b, 1, 2, g)")
+    assert sorted(what for _, what in _noise_calls(bad)) == ["<...>.noise.sample", "KNormNoise(...).sample", "sample_knorm"]
+
+
+def _publishing_frames():
+    names = [f.function for f in inspect.stack()]
+    return "_publish" in names or "public_law_sample" in names
+
+
+@pytest.mark.parametrize("norm", ["linf", "l1", "kt", "cut"])
+def test_every_draw_of_a_linear_fit_is_inside_the_release_path(norm):
+    calls = []
+    real = noise_distribution.sample_knorm
+
+    def traced(*args, **kwargs):
+        calls.append(_publishing_frames())
+        return real(*args, **kwargs)
+
+    rng = np.random.default_rng(SEED)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = X @ [1.0, -1.0] + 0.1 * rng.standard_normal(200)
+    with mock.patch.object(noise_distribution, "sample_knorm", traced):
+        LinearRegression(epsilon=1.0, norm=norm, bounds_X=(-1, 1), bounds_y=(-3, 3), random_state=1).fit(X, y)
+    assert calls and all(calls)
+
+
+def test_every_draw_of_a_logistic_fit_is_inside_the_release_path():
+    calls = []
+    real = noise_distribution.sample_knorm
+
+    def traced(*args, **kwargs):
+        calls.append(_publishing_frames())
+        return real(*args, **kwargs)
+
+    rng = np.random.default_rng(SEED)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with mock.patch.object(noise_distribution, "sample_knorm", traced):
+        LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), q="auto", norm="l2", random_state=1).fit(X, y)
+    assert calls and all(calls)
+
+
+def test_release_record_holds_the_value_and_the_terms():
+    mech = KNormMechanism(LpBall(3, math.inf), 2.0, 0.5)
+    release = mech.release([1.0, 2.0, 3.0], rng=SEED, label="a mean")
+    assert isinstance(release, Release)
+    assert release.epsilon == 0.5 and release.label == "a mean" and release.ball_name == "linf"
+    assert release.sensitivity.value == 2.0 and release.noise_scale == 4.0 and release.ledger_entry is None
+    np.testing.assert_array_equal(np.asarray(release), release.value)
+    with pytest.raises(ValueError):
+        release.value[0] = 0.0  # read-only
+    with pytest.raises(AttributeError):
+        release.epsilon = 1.0  # frozen
+
+
+def test_batch_release_charges_once_per_row():
+    acc = PrivacyAccountant(2.0)
+    release = KNormMechanism(LpBall(2, 1), 1.0, 0.5).release(np.zeros((3, 2)), rng=SEED, accountant=acc)
+    assert release.value.shape == (3, 2) and release.epsilon == 1.5 and acc.spent == 1.5
+
+
+@pytest.mark.parametrize("model", ["linear", "logistic"])
+def test_estimator_release_matches_its_ledger_entry(model):
+    rng = np.random.default_rng(SEED)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    acc = PrivacyAccountant(3.0)
+    if model == "linear":
+        est = LinearRegression(epsilon=0.75, bounds_X=(-1, 1), bounds_y=(-3, 3), accountant=acc, random_state=1)
+        est.fit(X, X @ [1.0, -1.0])
+    else:
+        est = LogisticRegression(epsilon=0.75, bounds_X=(-1, 1), accountant=acc, random_state=1)
+        est.fit(X, (X[:, 0] > 0).astype(int))
+    release, entry = est.release_, acc.ledger[-1]
+    assert isinstance(release, Release)
+    assert release.epsilon == entry.epsilon == 0.75 and release.label == entry.label
+    assert release.ledger_entry == entry
+
+
+def test_objective_release_refuses_less_than_the_noise_budget():
+    mech = KNormMechanism(LpBall(2, math.inf), 2.0, 0.5)
+    with pytest.raises(ValueError, match="'epsilon' parameter of KNormMechanism.release_objective must be at least"):
+        mech.release_objective(lambda v: v, epsilon=0.25)
+    release = mech.release_objective(lambda v: np.zeros(2), epsilon=1.0, rng=SEED)
+    assert release.mechanism == "objective perturbation" and release.epsilon == 1.0
