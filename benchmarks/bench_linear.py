@@ -53,8 +53,8 @@ def _fit_time(config):
             t0 = time.perf_counter()
             model.fit(X, y)
             cold[m] = time.perf_counter() - t0
-        calls = {"sklearn": lambda: SkLinearRegression().fit(X, y)}
-        calls.update({m: (lambda model=model: model.fit(X, y)) for m, model in models.items()})
+        calls = {"sklearn": lambda X=X, y=y: SkLinearRegression().fit(X, y)}
+        calls.update({m: (lambda model=model, X=X, y=y: model.fit(X, y)) for m, model in models.items()})
         t = paired_timings(calls, config.repeats, config.target_seconds)
         for m, model in models.items():
             ratio = float(np.median(t[m] / t["sklearn"]))
@@ -106,7 +106,7 @@ def _auto_costs(config):
     for p in ps:
         rng = config.rng("linear", "auto", p)
         cells = []
-        for build, limit in ((lambda: regression_cut_ball(p)[0], 8), (lambda: kt_ball(p), 16)):
+        for build, limit in ((lambda p=p: regression_cut_ball(p)[0], 8), (lambda p=p: kt_ball(p), 16)):
             if p > limit:  # the hull ball beyond p = 8 would be built from scratch (minutes)
                 cells.append("—")
                 continue

@@ -132,7 +132,10 @@ def _logistic(config, worker):
             Xn, yn = X[:n], y[:n]
             knorm = LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), fit_intercept=False, random_state=0)
             sk = SkLogisticRegression(C=np.inf, fit_intercept=False)
-            calls = {"sklearn": lambda Xn=Xn, yn=yn: sk.fit(Xn, yn), "knorm": lambda Xn=Xn, yn=yn: knorm.fit(Xn, yn)}
+            calls = {
+                "sklearn": lambda Xn=Xn, yn=yn, sk=sk: sk.fit(Xn, yn),
+                "knorm": lambda Xn=Xn, yn=yn, knorm=knorm: knorm.fit(Xn, yn),
+            }
             dpl = (
                 None if worker is None else (lambda k, n=n: worker.time_fit("logistic", "log", params, 1.0, k, rows=n))
             )

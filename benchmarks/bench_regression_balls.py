@@ -47,7 +47,10 @@ def run(config):
         n = 2000 if config.quick else 20_000
         noise_kt, noise_cut = KNormNoise(kt, 1.0), KNormNoise(cut, 1.0)
         t = paired_timings(
-            {"kt": lambda: noise_kt.sample(n, rng=rng), "cut": lambda: noise_cut.sample(n, rng=rng)},
+            {
+                "kt": lambda noise=noise_kt, n=n, rng=rng: noise.sample(n, rng=rng),
+                "cut": lambda noise=noise_cut, n=n, rng=rng: noise.sample(n, rng=rng),
+            },
             config.repeats,
             config.target_seconds,
         )

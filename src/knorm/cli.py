@@ -39,7 +39,9 @@ def _demo(args):
     x = rng.uniform(-1, 1, size=1000)
     t = np.array([x.sum(), 2 * (x**2).sum()])
     print(f"\nAutomatic choice: {choice.name}; l1 would need {choice.gain:.3f}x the epsilon for the same entropy.")
-    print(f"Release of T = {np.round(t, 3)} at eps = {eps:g}: {np.round(choice.mechanism.release(t, rng=rng).value, 3)}")
+    print(
+        f"Release of T = {np.round(t, 3)} at eps = {eps:g}: {np.round(choice.mechanism.release(t, rng=rng).value, 3)}"
+    )
 
     p = 2
     reg = linear_regression_space(p)

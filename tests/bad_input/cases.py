@@ -167,7 +167,7 @@ X_OUT[0, 0], X_OUT[1, 1] = 3.0, -7.0
 Y_OUT = Y.copy()
 Y_OUT[2] = 10.0
 L2 = LpBall(2, 2)
-DISK = lambda U: (U**2).sum(axis=1) <= 1.0
+DISK = lambda U: (U**2).sum(axis=1) <= 1.0  # noqa: E731
 HALF = np.array([[0.5, 0.0]])
 SQUARE_A = np.vstack([np.eye(2), -np.eye(2)])
 
@@ -343,7 +343,7 @@ def estimated_ball():
 
 def constant_coordinate_space():
     """t(x) = (x, 1) on {0, 1/2, 1}: S_T lies on the line u_2 = 0."""
-    t = lambda z: np.column_stack([z[:, 0], np.ones(len(z))])
+    t = lambda z: np.column_stack([z[:, 0], np.ones(len(z))])  # noqa: E731
     return SensitivitySpace.additive(t, FiniteDomain([[0.0], [0.5], [1.0]]))
 
 
@@ -1417,7 +1417,7 @@ def _rows():
     )
 
     # ---- sensitivity: SensitivitySpace ---------------------------------------------------
-    qs = lambda: QuadraticStatistic(np.zeros((2, 1, 1)), [[1.0], [2.0]], [-1.0], [1.0])
+    qs = lambda: QuadraticStatistic(np.zeros((2, 1, 1)), [[1.0], [2.0]], [-1.0], [1.0])  # noqa: E731
     e = "SensitivitySpace.additive(t, domain)"
     add(
         e,

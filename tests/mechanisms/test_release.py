@@ -88,8 +88,14 @@ def test_no_noise_is_drawn_outside_the_release_path():
 
 
 def test_the_static_scan_can_fail():
-    bad = ast.parse("v = KNormNoise(ball, 1.0).sample(3)\nx = T + mech.noise.sample(rng=0)\nw = sample_knorm(b, 1, 2, g)")
-    assert sorted(what for _, what in _noise_calls(bad)) == ["<...>.noise.sample", "KNormNoise(...).sample", "sample_knorm"]
+    bad = ast.parse(
+        "v = KNormNoise(ball, 1.0).sample(3)\nx = T + mech.noise.sample(rng=0)\nw = sample_knorm(b, 1, 2, g)"
+    )
+    assert sorted(what for _, what in _noise_calls(bad)) == [
+        "<...>.noise.sample",
+        "KNormNoise(...).sample",
+        "sample_knorm",
+    ]
 
 
 def _publishing_frames():

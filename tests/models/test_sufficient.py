@@ -87,7 +87,9 @@ def test_dask_array_equals_numpy():
     X, y = make_data()
     a = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     # Misaligned chunks on purpose: X by 700 rows and 2 columns, y by 900 rows.
-    b = sufficient_statistics(da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900), bounds_X=(LO, HI), bounds_y=BY)
+    b = sufficient_statistics(
+        da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900), bounds_X=(LO, HI), bounds_y=BY
+    )
     assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
     assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
 
@@ -109,7 +111,9 @@ def test_dask_non_finite_rejected():
     X, y = make_data(500)
     X[321, 2] = np.nan
     with pytest.raises(ValueError, match="1 NaN or infinite"):
-        sufficient_statistics(da.from_array(X, chunks=100), da.from_array(y, chunks=100), bounds_X=(LO, HI), bounds_y=BY)
+        sufficient_statistics(
+            da.from_array(X, chunks=100), da.from_array(y, chunks=100), bounds_X=(LO, HI), bounds_y=BY
+        )
 
 
 @pytest.fixture

@@ -115,7 +115,7 @@ def test_errata_hull_volume_ratio_p1():
 def test_shipped_cut_table_matches_a_fresh_build():
     # The package ships the greedy search's directions for p <= 8; rebuilding p = 1
     # with the default settings must give the same ball (support recomputed exactly).
-    from knorm.sensitivity.regression import _DEFAULTS, _build
+    from knorm.sensitivity.cut_ball import _DEFAULTS, _build
 
     shipped, report = regression_cut_ball(1)
     directions, fresh, fresh_report = _build(1, *_DEFAULTS, 4 * RegressionLayout(1).dim)

@@ -150,7 +150,7 @@ class AuditResult:
         That is eps_lower > epsilon. For an epsilon-DP mechanism this happens with
         probability at most 1 - confidence (the false-alarm rate).
         """
-        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon >= 0:
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not float(epsilon) >= 0:
             raise param_error("epsilon", "AuditResult.violates", "a float in the range [0, inf]", epsilon)
         return bool(self.eps_lower > float(epsilon))
 

@@ -58,7 +58,7 @@ def estimator_sampler(estimator, X, y, *, output=coefficients, context=None):
         est.set_params(accountant=None)
     X = np.asarray(X)
     y = np.asarray(y)
-    validated = []
+    validated: list[bool] = []
 
     def sample(n, rng):
         out = []

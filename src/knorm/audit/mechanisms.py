@@ -16,6 +16,7 @@ among the points of S_T attaining its support function in many directions
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def knorm_statistics(ball, value, neighbour):
         s = (ball.norm(z - t2) - ball.norm(z - t)) / g
         return np.round(np.clip(s, -1.0, 1.0), _SCORE_DECIMALS)
 
-    out = {"llr": llr}
+    out: dict[str, Callable] = {"llr": llr}
     out.update(projection_statistics(u))
     normal = _outer_normal(ball, u / g)
     if normal is not None and abs(float(normal @ u)) < (1 - 1e-9) * float(np.linalg.norm(u)):

@@ -35,6 +35,10 @@ class Volume(float):
     standard error is ``stderr``; ``method`` says how the value was obtained.
     """
 
+    exact: bool
+    stderr: float
+    method: str
+
     def __new__(cls, value, *, exact, stderr=0.0, method=""):
         obj = super().__new__(cls, value)
         obj.exact = bool(exact)
@@ -243,6 +247,9 @@ class ScaledBall(NormBall):
     Lemma on Lebesgue measure under linear maps) and h_{cK}(u) = c h_K(u); uniform
     sampling maps through u -> c u, so it is as exact as the base sampler.
     """
+
+    base: NormBall
+    factor: float
 
     def __init__(self, base, factor):
         if not isinstance(base, NormBall):

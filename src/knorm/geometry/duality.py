@@ -45,8 +45,8 @@ def sign_vectors(m):
     >>> sign_vectors(2).tolist()
     [[1.0, 1.0], [1.0, -1.0]]
     """
-    rest = list(itertools.product((1.0, -1.0), repeat=m - 1))
-    rest = np.array(rest, dtype=float).reshape(len(rest), m - 1)
+    signs = list(itertools.product((1.0, -1.0), repeat=m - 1))
+    rest = np.array(signs, dtype=float).reshape(len(signs), m - 1)
     return np.hstack([np.ones((len(rest), 1)), rest])
 
 

@@ -91,7 +91,11 @@ class IntersectionBall(NormBall):
         keys = tuple(ball.cache_key for _, ball in self.constraints)
         if any(k is None for k in keys):
             return None
-        return ("IntersectionBall", self.dim, tuple((tuple(idx.tolist()), k) for (idx, _), k in zip(self.constraints, keys)))
+        return (
+            "IntersectionBall",
+            self.dim,
+            tuple((tuple(idx.tolist()), k) for (idx, _), k in zip(self.constraints, keys)),
+        )
 
     def _gauge(self, u):
         out = None

@@ -14,9 +14,7 @@ from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
 __all__ = ["KNormMechanism"]
 
-_FLOAT_CAVEAT = (
-    "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
-)
+_FLOAT_CAVEAT = "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
 
 
 class KNormMechanism:

@@ -67,9 +67,9 @@ def resolve_random_state(random_state):
     """
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**32, dtype=np.uint64))
-    if random_state is None or isinstance(
-        random_state, (numbers.Integral, np.random.Generator, np.random.SeedSequence)
-    ):
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(int(random_state))
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
     raise TypeError(
         "The 'random_state' parameter must be None, an int, a numpy Generator or a RandomState. "

@@ -88,7 +88,11 @@ def check_norm(norm, p, neighbours, owner):
         raise ValueError(
             f"The 'norm' parameter of {owner} must be one of {allowed} with neighbours={neighbours!r}. "
             f"Got {norm!r} instead."
-            + (" K_T and the cut ball were derived for replace-one neighbours (paper Section 5.1)." if norm in REPLACE_ONLY else "")
+            + (
+                " K_T and the cut ball were derived for replace-one neighbours (paper Section 5.1)."
+                if norm in REPLACE_ONLY
+                else ""
+            )
         )
     return norm
 

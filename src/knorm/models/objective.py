@@ -200,7 +200,18 @@ def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, the
 
 
 def objective_perturbation(
-    Z, y, *, ball, sensitivity, epsilon, q, rng=None, accountant=None, max_iter=100, tol=1e-8, theta0=None,
+    Z,
+    y,
+    *,
+    ball,
+    sensitivity,
+    epsilon,
+    q,
+    rng=None,
+    accountant=None,
+    max_iter=100,
+    tol=1e-8,
+    theta0=None,
     label="objective perturbation",
 ):
     """Release theta_DP of Algorithm "Extended Objective Perturbation" for the logistic loss.

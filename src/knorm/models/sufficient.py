@@ -15,7 +15,7 @@ import numpy as np
 
 from knorm._validation import numeric_input
 from knorm.models._base import check_bounds, to_unit_box
-from knorm.sensitivity.regression import RegressionLayout
+from knorm.sensitivity import RegressionLayout
 
 __all__ = ["RegressionStatistics", "sufficient_statistics", "is_dask_collection"]
 

@@ -26,9 +26,8 @@ from functools import singledispatch
 
 import numpy as np
 
-from knorm.geometry.base import NormBall
+from knorm.geometry.base import NormBall, ScaledBall
 from knorm.geometry.lp import LpBall
-from knorm.geometry.base import ScaledBall
 
 __all__ = ["sample_knorm", "sampler_name", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"]
 

@@ -2,16 +2,12 @@
 
 from knorm.sensitivity.certificate import Sensitivity, UnsafeSensitivityError
 from knorm.sensitivity.closed_forms import logistic_gradient_space, squared_statistic_space, sum_product_space
-from knorm.sensitivity.quadratic import QuadraticStatistic
+from knorm.sensitivity.cut_ball import CutBallReport, regression_cut_ball
 from knorm.sensitivity.domains import Box, FiniteDomain
 from knorm.sensitivity.hull import CertifiedHull
-from knorm.sensitivity.regression import (
-    CutBallReport,
-    RegressionLayout,
-    kt_ball,
-    linear_regression_space,
-    regression_cut_ball,
-)
+from knorm.sensitivity.layout import RegressionLayout, kt_ball
+from knorm.sensitivity.quadratic import QuadraticStatistic
+from knorm.sensitivity.regression import linear_regression_space
 from knorm.sensitivity.space import SensitivitySpace
 
 __all__ = [

@@ -147,8 +147,8 @@ class QuadraticStatistic:
         per lower/upper assignment of the fixed variables.
         """
         k, d = g.shape
-        combos = list(itertools.product(*[(self.lower[i], self.upper[i]) for i in fixed]))
-        combos = np.array(combos, dtype=float).reshape(len(combos), len(fixed))
+        corners = list(itertools.product(*[(self.lower[i], self.upper[i]) for i in fixed]))
+        combos = np.array(corners, dtype=float).reshape(len(corners), len(fixed))
         z = np.broadcast_to(base, (k, len(combos), d)).copy()
         z[:, :, fixed] = combos[None]
         if free:

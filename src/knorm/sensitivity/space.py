@@ -12,26 +12,19 @@ unless it says kind='estimate'.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from scipy.spatial import HalfspaceIntersection
 
 from knorm._validation import check_count, check_dim, check_rng, check_vectors
 from knorm.geometry import LpBall, NormBall, ScaledBall
 from knorm.geometry.duality import largest_norm
+from knorm.sensitivity.additive import black_box_parts, finite_parts, quadratic_parts
+from knorm.sensitivity.bounds import MAX_POLAR_DIM, block_bound, enumerate_sensitivity, polar_bound
 from knorm.sensitivity.certificate import Sensitivity
 from knorm.sensitivity.domains import Box, FiniteDomain
 from knorm.sensitivity.hull import inner_hull, outer_hull
 from knorm.sensitivity.quadratic import QuadraticStatistic
 
 __all__ = ["SensitivitySpace"]
-
-# Largest dimension where the polar polytope bound is computed with qhull.
-_MAX_POLAR_DIM = 3
-_POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
-# Pairs of record points compared at once in exact enumerations.
-_PAIR_BLOCK = 1 << 20
 
 
 class SensitivitySpace:
@@ -154,97 +147,21 @@ class SensitivitySpace:
         """
         add_remove = _check_neighbours(neighbours, "SensitivitySpace.additive") == "add_remove"
         if isinstance(t, QuadraticStatistic):
-            if isinstance(domain, Box) and not (
-                np.array_equal(domain.lower, t.lower) and np.array_equal(domain.upper, t.upper)
-            ):
-                raise ValueError(
-                    "The 'domain' parameter of SensitivitySpace.additive must equal the box of the QuadraticStatistic "
-                    f"(lower={t.lower.tolist()}, upper={t.upper.tolist()}) or be None. "
-                    f"Got lower={domain.lower.tolist()}, upper={domain.upper.tolist()} instead."
-                )
-            box = Box(t.lower, t.upper)
-
-            def support(c):
-                hi, lo, _, _ = t.extremes(c)
-                return np.maximum(hi, -lo) if add_remove else hi - lo
-
-            def extreme(c):
-                hi, lo, zhi, zlo = t.extremes(c)
-                if add_remove:
-                    return np.where((hi >= -lo)[:, None], t(zhi), -t(zlo))
-                return t(zhi) - t(zlo)
-
-            def sampler(n, rng):
-                if add_remove:
-                    return _random_sign_rows(t(box.sample(n, rng)), rng)
-                return t(box.sample(n, rng)) - t(box.sample(n, rng))
-
-            points = t(t.vertices()) if t.is_multilinear else None
-            return cls(
-                t.dim,
-                support=support,
-                extreme_points=extreme,
-                sampler=sampler,
-                record_points=points,
-                statistic=t,
-                hull=hull,
-                candidates=candidates,
-                name=name,
-                neighbours=neighbours,
-            )
-        if not callable(t):
+            parts = quadratic_parts(t, domain, add_remove)
+        elif not callable(t):
             raise TypeError(
                 f"The 't' parameter of SensitivitySpace.additive must be callable. Got {type(t).__name__} instead."
             )
-        if isinstance(domain, FiniteDomain):
-            pts = _record_values(t, domain.records)
-
-            def support(c):
-                v = np.atleast_2d(c) @ pts.T
-                return np.maximum(v.max(axis=1), -v.min(axis=1)) if add_remove else v.max(axis=1) - v.min(axis=1)
-
-            def extreme(c):
-                v = np.atleast_2d(c) @ pts.T
-                if add_remove:
-                    hi = v.max(axis=1) >= -v.min(axis=1)
-                    return np.where(hi[:, None], pts[v.argmax(axis=1)], -pts[v.argmin(axis=1)])
-                return pts[v.argmax(axis=1)] - pts[v.argmin(axis=1)]
-
-            def sampler(n, rng):
-                i, j = rng.integers(len(pts), size=(2, n))
-                return _random_sign_rows(pts[i], rng) if add_remove else pts[i] - pts[j]
-
-            return cls(
-                pts.shape[1],
-                support=support,
-                extreme_points=extreme,
-                sampler=sampler,
-                record_points=pts,
-                statistic=t,
-                hull=hull,
-                candidates=candidates,
-                name=name,
-                neighbours=neighbours,
-            )
-        if not isinstance(domain, Box):
+        elif isinstance(domain, FiniteDomain):
+            parts = finite_parts(t, domain, add_remove)
+        elif isinstance(domain, Box):
+            parts = black_box_parts(t, domain, add_remove)
+        else:
             raise TypeError(
-                f"The 'domain' parameter of SensitivitySpace.additive must be a Box or FiniteDomain. Got {type(domain).__name__} instead."
+                "The 'domain' parameter of SensitivitySpace.additive must be a Box or FiniteDomain. "
+                f"Got {type(domain).__name__} instead."
             )
-        probe = _record_values(t, domain.sample(2, np.random.default_rng(0)))
-
-        def sampler(n, rng):
-            a = np.asarray(t(domain.sample(n, rng)), float)
-            return _random_sign_rows(a, rng) if add_remove else a - np.asarray(t(domain.sample(n, rng)), float)
-
-        return cls(
-            probe.shape[1],
-            sampler=sampler,
-            statistic=t,
-            hull=hull,
-            candidates=candidates,
-            name=name,
-            neighbours=neighbours,
-        )
+        return cls(statistic=t, hull=hull, candidates=candidates, name=name, neighbours=neighbours, **parts)
 
     @classmethod
     def from_support(
@@ -321,7 +238,9 @@ class SensitivitySpace:
 
     def _register(self, ball, sens):
         if _check_ball(ball, self.dim, "ball") is None:
-            raise TypeError("The 'ball' parameter of SensitivitySpace.register_exact must be a NormBall. Got None instead.")
+            raise TypeError(
+                "The 'ball' parameter of SensitivitySpace.register_exact must be a NormBall. Got None instead."
+            )
         self._known[_ball_key(ball)] = sens
 
     # -- the set ----------------------------------------------------------------
@@ -443,9 +362,11 @@ class SensitivitySpace:
             unit = self._known.get(_ball_key(LpBall(ball.dim, ball.p)))
             if unit is not None:  # r B_p: sensitivity divided by r
                 r = ball.radius
-                return Sensitivity(unit.value / r, unit.kind, unit.method, None if unit.lower is None else unit.lower / r)
+                return Sensitivity(
+                    unit.value / r, unit.kind, unit.method, None if unit.lower is None else unit.lower / r
+                )
         if self.record_points is not None:
-            return self._enumerate(ball)
+            return enumerate_sensitivity(self, ball)
         if self._support is None:
             raise NotImplementedError(
                 "No certified sensitivity is available for a black-box statistic on a box: give t as a "
@@ -468,66 +389,14 @@ class SensitivitySpace:
                 "maximum over the intersected cylinders",
                 max(lows) if kind == "bound" else None,
             )
-        if self.dim <= _MAX_POLAR_DIM:
-            return self._polar_bound(ball)
+        if self.dim <= MAX_POLAR_DIM:
+            return polar_bound(self, ball)
         if isinstance(ball, LpBall):
-            return self._block_bound(ball)
+            return block_bound(self, ball)
         raise NotImplementedError(
             f"No certified sensitivity method for {ball!r} in dimension {self.dim}: use a polytope, an l_p ball, "
             "an intersection of low-dimensional balls, or register a closed form."
         )
-
-    def _enumerate(self, ball):
-        """Exact: max over pairs of record points of ||t_a - t_b||_K (vertices of P - P),
-        or of ||t_a||_K for add/remove neighbours (vertices of Hull(P and -P))."""
-        pts = self.record_points
-        if self.neighbours == "add_remove":
-            return Sensitivity(float(np.max(ball._gauge(pts))), "exact", f"enumeration of {len(pts)} record points")
-        best, n = 0.0, len(pts)
-        step = max(1, _PAIR_BLOCK // n)
-        for s in range(0, n, step):
-            diff = pts[s : s + step, None, :] - pts[None, :, :]
-            best = max(best, float(np.max(ball._gauge(diff))))
-        return Sensitivity(best, "exact", f"enumeration of {n} record points (extreme points of P)")
-
-    def _polar_bound(self, ball):
-        """Certified bound in dimension <= 3 through an outer polytope of the polar ball.
-
-        For boundary points u_i of K, K° is inside Q = {c : c.u_i <= 1}, so
-        Delta_K = sup_{K°} h <= max over the vertices of Q of h (h is convex).
-        """
-        m = self.dim
-        dirs = _sphere_points(m, _POLAR_POINTS[m])
-        u = dirs / ball._gauge(dirs)[:, None]
-        if m == 1:
-            verts = 1.0 / u
-        else:
-            hs = HalfspaceIntersection(np.hstack([u, -np.ones((len(u), 1))]), np.zeros(m))
-            verts = hs.intersections
-        upper = float(np.max(self._h(verts)))
-        lower = None
-        if self._extreme_points is not None:
-            lower = float(np.max(ball._gauge(self._extreme_points(np.vstack([verts, dirs])))))
-        return Sensitivity(upper, "bound", f"polar polytope bound ({len(u)} boundary points)", lower)
-
-    def _block_bound(self, ball):
-        """Certified l_p bound: ||u||_p^p is a sum over coordinate blocks of size <= 3."""
-        p, r = ball.p, ball.radius
-        blocks = [list(range(i, min(i + _MAX_POLAR_DIM, self.dim))) for i in range(0, self.dim, _MAX_POLAR_DIM)]
-        parts = [self.project(b)._sensitivity(LpBall(len(b), p)) for b in blocks]
-        if math.isinf(p):
-            val = max(s.value for s in parts)
-        else:
-            val = sum(s.value**p for s in parts) ** (1 / p)
-        method = f"block bound over {len(blocks)} coordinate blocks"
-        naive = self.naive_sensitivity(p).value  # also certified; keep the smaller
-        if naive < val:
-            val, method = naive, "naive per-coordinate bound (smaller than the block bound)"
-        lower = None
-        if self._extreme_points is not None:
-            c = np.vstack([np.eye(self.dim), _sphere_points(self.dim, 200)])
-            lower = float(np.max(ball._gauge(self._extreme_points(c))))
-        return Sensitivity(val / r, "bound", method, lower)
 
     def estimate_sensitivity(self, ball, n=100_000, *, rng=None):
         """Max of ||u||_K over sampled points of S_T: an estimate (a lower bound), NOT safe."""
@@ -577,15 +446,6 @@ class SensitivitySpace:
         CertifiedHull
         """
         return outer_hull(self, directions, n_directions=n_directions, rng=rng, n_volume=n_volume)
-def _record_values(t, records):
-    """t(records) for a user's per-record map ``t``, checked: shape (k, m) and finite."""
-    pts = np.asarray(t(records), float)
-    if pts.ndim != 2 or len(pts) != len(records):
-        raise ValueError(
-            f"The per-record map 't' must return shape (k, m) for k records. Got {pts.shape} for k = {len(records)} "
-            "instead."
-        )
-    return check_vectors(pts, pts.shape[1], "t(records)", "SensitivitySpace.additive")
 
 
 def _check_neighbours(neighbours, owner):
@@ -594,10 +454,6 @@ def _check_neighbours(neighbours, owner):
             f"The 'neighbours' parameter of {owner} must be 'replace' or 'add_remove'. Got {neighbours!r} instead."
         )
     return neighbours
-
-
-def _random_sign_rows(a, rng):
-    return np.where(rng.random((len(a), 1)) < 0.5, -a, a)
 
 
 def _ball_key(ball):
@@ -614,19 +470,3 @@ def _check_ball(ball, dim, name):
             f"The {name!r} parameter of SensitivitySpace must hold NormBalls of dimension {dim}. Got {ball!r} instead."
         )
     return ball
-
-
-def _sphere_points(m, n):
-    """Deterministic, well-spread unit vectors in R^m (both signs included)."""
-    if m == 1:
-        return np.array([[1.0], [-1.0]])
-    if m == 2:
-        t = np.linspace(0, 2 * np.pi, n, endpoint=False)
-        return np.stack([np.cos(t), np.sin(t)], axis=1)
-    if m == 3:
-        i = np.arange(n) + 0.5
-        phi = np.arccos(1 - 2 * i / n)
-        theta = np.pi * (1 + 5**0.5) * i
-        return np.stack([np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)], axis=1)
-    g = np.random.default_rng(12345).standard_normal((n, m))
-    return g / np.linalg.norm(g, axis=1, keepdims=True)
