@@ -59,7 +59,7 @@ def _demo(args):
 
 def _reproduce(args):
     from knorm.experiments import EXPERIMENTS, Config, run_experiments
-    from knorm.experiments.report import write_results_page
+    from knorm.experiments.report import render_results_page, store_run
 
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
     config = Config(
@@ -72,9 +72,12 @@ def _reproduce(args):
         progress=not args.no_progress,
     )
     results = run_experiments(names, config)
+    cmd = "knorm reproduce " + " ".join(sys.argv[2:] if args.argv is None else args.argv)
+    store_run(results, config, cmd.strip())
     if args.report:
-        cmd = "knorm reproduce " + " ".join(sys.argv[2:] if args.argv is None else args.argv)
-        page = write_results_page(results, config, args.report, cmd.strip())
+        page = Path(args.report)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(render_results_page(config.out, page))
         print(f"\nResults page written to {page}")
     print(f"\nCSV and PNG files are in {config.out}/")
     return 0

@@ -33,6 +33,12 @@ def main(argv=None):
         help="confidence of each lower bound (default 0.999: false-alarm rate 1e-3 per row)",
     )
     parser.add_argument("--only", default=None, help="run only the rows whose name contains this text")
+    parser.add_argument(
+        "--report",
+        default=None,
+        metavar="PAGE",
+        help="write the audit page (markdown) to PAGE, and its data beside it in PAGE's folder/audit/",
+    )
     args = parser.parse_args(argv)
     if args.samples < 1000:
         parser.error(f"--samples must be at least 1000. Got {args.samples} instead.")
@@ -52,11 +58,36 @@ def main(argv=None):
     )
     print(format_table(rows))
     bad = [c.name for c, r in rows if r.passed != c.sound]
+    seconds = time.perf_counter() - start
+    if args.report:
+        _write_page(args, argv, rows, seconds)
     print(
-        f"\n{len(rows)} audits in {time.perf_counter() - start:.1f} s; "
+        f"\n{len(rows)} audits in {seconds:.1f} s; "
         + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}")
     )
     return 1 if bad else 0
+
+
+def _write_page(args, argv, rows, seconds):
+    import os
+    from pathlib import Path
+
+    from knorm.audit.report import render_audit_page, store_suite_run
+
+    page = Path(args.report)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    folder = store_suite_run(
+        rows,
+        page.parent / "audit",
+        command="python -m knorm.audit " + " ".join(sys.argv[1:] if argv is None else argv),
+        samples=args.samples,
+        confidence=args.confidence,
+        seed=args.seed,
+        machine=f"a {os.cpu_count()}-core machine",
+        seconds=seconds,
+    )
+    page.write_text(render_audit_page(folder))
+    print(f"Audit page written to {page}")
 
 
 if __name__ == "__main__":

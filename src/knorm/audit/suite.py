@@ -40,6 +40,7 @@ __all__ = [
     "HalvedNoiseMechanism",
     "estimator_cases",
     "format_table",
+    "table_rows",
     "run_case",
     "run_suite",
     "standard_cases",
@@ -351,31 +352,41 @@ def run_suite(*, n_samples=1_000_000, confidence=0.999, seed=20261121, cases=Non
     ]
 
 
-def format_table(rows):
-    """A plain-text (markdown) table of (case, AuditResult) rows."""
-    head = (
-        "mechanism",
-        "claimed eps",
-        "true eps",
-        "eps lower bound",
-        "verdict",
-        "expected",
-        "test outputs/side",
-        "seconds",
-    )
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+_TABLE_HEAD = (
+    "mechanism",
+    "claimed eps",
+    "true eps",
+    "eps lower bound",
+    "verdict",
+    "expected",
+    "test outputs/side",
+    "seconds",
+)
+
+
+def table_rows(rows):
+    """Return the cells of the suite's table, one tuple of strings per (case, AuditResult) row."""
+    out = []
     for case, res in rows:
         expected = "pass" if case.sound else "VIOLATION"
         true = f"<= {res.claimed_epsilon:g}" if case.true_epsilon is None else f"{case.true_epsilon:g}"
-        cells = (
-            case.name,
-            f"{res.claimed_epsilon:g}",
-            true,
-            f"{res.eps_lower:.4f}",
-            res.verdict,
-            expected,
-            f"{res.n_test:,}",
-            f"{res.seconds:.1f}",
+        out.append(
+            (
+                case.name,
+                f"{res.claimed_epsilon:g}",
+                true,
+                f"{res.eps_lower:.4f}",
+                res.verdict,
+                expected,
+                f"{res.n_test:,}",
+                f"{res.seconds:.1f}",
+            )
         )
-        lines.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def format_table(rows):
+    """Return a markdown table of (case, AuditResult) rows."""
+    lines = ["| " + " | ".join(_TABLE_HEAD) + " |", "|" + "|".join("---" for _ in _TABLE_HEAD) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
     return "\n".join(lines)

@@ -10,7 +10,17 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Config", "Claim", "Result", "pmap", "task_rng", "subplots", "save_figure", "epsilon_to_match"]
+__all__ = [
+    "Claim",
+    "Config",
+    "Result",
+    "epsilon_to_match",
+    "pmap",
+    "save_figure",
+    "skipped_claims",
+    "subplots",
+    "task_rng",
+]
 
 
 @dataclass
@@ -48,7 +58,27 @@ class Config:
 
 @dataclass
 class Claim:
-    """A statement of the paper set beside our reproduced value."""
+    """A statement set beside our reproduced value.
+
+    Attributes
+    ----------
+    experiment : str
+        The experiment that tests it.
+    claim : str
+        The statement.
+    paper : str
+        What the paper says ('not in paper' for our own claims).
+    ours : str
+        What we measured ('not run' when the run skipped it).
+    agrees : bool or None
+        Whether it holds; None for context rows and claims not run.
+    note : str
+        How agreement is judged, or why it differs.
+    source : {'paper', 'ours'}
+        A claim of the paper, or our own beyond it.
+    run : bool
+        False when this run did not test it (quick mode).
+    """
 
     experiment: str
     claim: str
@@ -56,6 +86,24 @@ class Claim:
     ours: str
     agrees: bool | None
     note: str = ""
+    source: str = "paper"
+    run: bool = True
+
+
+def skipped_claims(claims, run_setting, skipped_settings, reason):
+    """Return the claims of ``run_setting`` restated for settings this run skipped, marked not run.
+
+    Claims are labelled "n=<setting>: ..."; each one tested at ``run_setting`` is repeated for
+    every skipped setting with ``ours='not run'`` and the ``reason``.
+    """
+    prefix = f"n={run_setting}:"
+    out = []
+    for skipped in skipped_settings:
+        for c in claims:
+            if c.claim.startswith(prefix):
+                text = f"n={skipped}:" + c.claim[len(prefix) :]
+                out.append(Claim(c.experiment, text, c.paper, "not run", None, reason, c.source, run=False))
+    return out
 
 
 @dataclass

@@ -1,0 +1,40 @@
+"""Generated pages cannot drift: each committed page equals what its generator renders from its
+committed inputs (the stored CSV and JSON files of the run that produced it)."""
+
+from pathlib import Path
+
+import pytest
+
+from knorm.audit.report import render_audit_page
+from knorm.experiments.report import render_results_page
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def _same(page, rendered, regenerate):
+    committed = page.read_text()
+    if committed != rendered:
+        import difflib
+
+        diff = "".join(
+            list(difflib.unified_diff(committed.splitlines(True), rendered.splitlines(True), str(page), "rendered"))[
+                :40
+            ]
+        )
+        pytest.fail(
+            f"{page.relative_to(ROOT)} differs from what its generator writes. Regenerate it with:\n"
+            f"    {regenerate}\n\n{diff}"
+        )
+
+
+def test_results_page_matches_its_stored_run():
+    _same(
+        DOCS / "results.md",
+        render_results_page(DOCS / "reproduction", DOCS / "results.md"),
+        "knorm reproduce --jobs 2 --out docs/reproduction --report docs/results.md",
+    )
+
+
+def test_audit_page_matches_its_stored_run():
+    _same(DOCS / "audit.md", render_audit_page(DOCS / "audit"), "python -m knorm.audit --report docs/audit.md")
