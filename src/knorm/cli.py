@@ -72,7 +72,7 @@ def _reproduce(args):
         progress=not args.no_progress,
     )
     results = run_experiments(names, config)
-    cmd = "knorm reproduce " + " ".join(sys.argv[2:] if args.argv is None else args.argv)
+    cmd = "knorm " + " ".join(sys.argv[1:] if args.argv is None else args.argv)
     store_run(results, config, cmd.strip())
     if args.report:
         page = Path(args.report)

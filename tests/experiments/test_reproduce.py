@@ -27,15 +27,12 @@ def test_every_experiment_writes_its_files(quick_run):
         "linear_coverage.csv",
         "linear_coverage.png",
     }
-    from knorm.experiments.data import housing_path
-
-    if housing_path() is not None:
-        expected |= {"realdata_raw.csv", "realdata_medians.csv", "realdata_distance.png"}
+    expected |= {"realdata_raw.csv", "realdata_medians.csv", "realdata_distance.png"}
     assert expected <= {p.name for p in out.iterdir()}
     text = page.read_text()
     for name in EXPERIMENTS:
         assert f"## {name}" in text
-    assert "tested claims agree" in text
+    assert "The paper's claims:" in text and "tested agree" in text
 
 
 def test_cautionary_matches_paper_table(quick_run):
@@ -100,9 +97,12 @@ def test_realdata_on_a_user_csv(tmp_path):
     assert (tmp_path / "o" / "realdata_medians.csv").exists()
 
 
-def test_realdata_skips_cleanly_without_data(tmp_path, monkeypatch):
-    import knorm.experiments.data as data
+def test_packaged_housing_data_is_the_public_file_byte_for_byte():
+    import gzip
+    import hashlib
 
-    monkeypatch.setattr(data, "housing_path", lambda: None)
-    res = run_experiments(["realdata"], Config(quick=True, out=tmp_path, progress=False), echo=lambda s: None)[0]
-    assert "realdata skipped" in res.summary and not res.tables
+    from knorm.experiments.data import HOUSING_SHA256, housing_path
+
+    raw = gzip.decompress(housing_path().read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == HOUSING_SHA256
+    assert raw.count(b"\n") == 20_641  # header and 20,640 block groups

@@ -5,7 +5,6 @@ that it fails for a seed drawn at random under a correct implementation.
 """
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,8 +19,6 @@ from knorm.accounting import BudgetExceededError, PrivacyAccountant
 from knorm.models import LinearRegression, auto_norm, noise_floor
 from knorm.sensitivity import RegressionLayout
 from tests.settings import SEED
-
-HOUSING = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "california_housing.csv"
 
 # Paper Algorithm "Simulate Confidence Coverage": p = 5, beta = (0, -1.5, ..., 1.5).
 BETA = np.linspace(-1.5, 1.5, 5)
@@ -173,11 +170,9 @@ def test_eigen_equals_pinv_when_data_dominate():
 
 def _housing():
     """Paper Section 5.3 preprocessing on the California housing data, in [-1, 1] units."""
-    from knorm.experiments.data import HOUSING_LOG, HOUSING_TARGET, prepare_regression_data
+    from knorm.experiments.data import HOUSING_LOG, HOUSING_TARGET, housing_path, prepare_regression_data
 
-    if not HOUSING.exists():
-        pytest.skip(f"shared data not available: {HOUSING}")
-    data = prepare_regression_data(HOUSING, HOUSING_TARGET, log_columns=HOUSING_LOG)
+    data = prepare_regression_data(housing_path(), HOUSING_TARGET, log_columns=HOUSING_LOG)
     return data.X, data.y
 
 

@@ -1,4 +1,9 @@
-"""Real data for the experiments, read from ``../shared/data`` (never copied into the repo)."""
+"""Real data for the experiments.
+
+The California housing data ships with the package (``datasets/california_housing.csv.gz``,
+with its source and citation in ``datasets/README.md``) so that the real-data experiment
+runs on a fresh machine; other public datasets are read from ``../shared/data`` when present.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ __all__ = [
     "HOUSING_LOG",
     "HOUSING_TARGET",
     "PreparedData",
+    "HOUSING_SHA256",
     "housing_path",
     "prepare_regression_data",
     "shared_data_dir",
@@ -37,12 +43,19 @@ def shared_data_dir():
     return None
 
 
+#: sha256 of the decompressed housing CSV (the public file, byte for byte).
+HOUSING_SHA256 = "8a3727f4cf54ac1a327f69b1d5b4db54c5834ea81c6e4efc0d163300022a685e"
+
+
 def housing_path():
-    """Path of ``california_housing.csv``, or None when the shared data is absent."""
-    d = shared_data_dir()
-    if d is None or not (d / "california_housing.csv").exists():
-        return None
-    return d / "california_housing.csv"
+    """Return the path of the packaged California housing data (a gzip CSV).
+
+    Returns
+    -------
+    pathlib.Path
+        ``knorm/experiments/datasets/california_housing.csv.gz``; pandas reads it directly.
+    """
+    return Path(__file__).with_name("datasets") / "california_housing.csv.gz"
 
 
 @dataclass
