@@ -1,0 +1,256 @@
+"""Conventions shared by every subcommand: one-line errors, CSV input, bounds, budgets, JSON."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+
+import numpy as np
+
+__all__ = [
+    "CLIError",
+    "KnormParser",
+    "add_budget",
+    "add_output",
+    "emit",
+    "open_budget",
+    "optional",
+    "parse_bounds",
+    "positive_float",
+    "read_table",
+    "release_dict",
+    "seed_int",
+]
+
+# Optional dependencies and the extra that installs each.
+_EXTRAS = {"pandas": "tables", "matplotlib": "plot", "dask": "dask", "tqdm": "reproduce"}
+
+
+class CLIError(Exception):
+    """A user error the CLI reports on one line, with exit status 2."""
+
+
+class KnormParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line on stderr and exit status 2."""
+
+    def error(self, message):
+        """Print ``message`` on one line and exit with status 2.
+
+        Parameters
+        ----------
+        message : str
+            What is wrong.
+        """
+        print(f"{self.prog}: error: {_one_line(message)}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def optional(module):
+    """Import an optional dependency, or fail with the pip command that installs it.
+
+    Parameters
+    ----------
+    module : str
+        The module's name ('pandas', 'matplotlib', ...).
+
+    Returns
+    -------
+    module
+        The imported module.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        extra = _EXTRAS.get(module.split(".")[0], "reproduce")
+        raise CLIError(f"this command needs {module}, which is not installed: pip install \"knorm[{extra}]\"") from err
+
+
+def positive_float(text):
+    """Parse a float in (0, inf) for argparse (epsilon, totals)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, inf). Got {text!r} instead.") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, inf). Got {text!r} instead.")
+    return value
+
+
+def seed_int(text):
+    """Parse a seed: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0. Got {text!r} instead.") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0. Got {text!r} instead.")
+    return value
+
+
+def parse_bounds(items, columns):
+    """Return {column: (lower, upper)} from ``--bounds COLUMN=LOWER:UPPER`` items.
+
+    Parameters
+    ----------
+    items : list of str or None
+        The repeated ``--bounds`` values.
+    columns : list of str
+        The columns that need a bound; each must have exactly one, and no other may have one.
+
+    Returns
+    -------
+    dict
+        Bounds by column.
+    """
+    bounds = {}
+    for text in items or []:
+        try:
+            col, span = text.rsplit("=", 1)
+            lo, hi = (float(v) for v in span.split(":"))
+        except ValueError:
+            raise CLIError(f"argument --bounds must look like COLUMN=LOWER:UPPER. Got {text!r} instead.") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise CLIError(f"argument --bounds must have finite LOWER < UPPER. Got {text!r} instead.")
+        bounds[col] = (lo, hi)
+    unused = [c for c in bounds if c not in columns]
+    if unused:
+        raise CLIError(
+            f"argument --bounds names columns that are not used: {', '.join(map(repr, unused))} "
+            f"(used: {', '.join(columns)})."
+        )
+    absent = [c for c in columns if c not in bounds]
+    if absent:
+        raise CLIError(
+            "refusing to run without declared bounds (they are never taken from the data, which would leak "
+            f"privacy). Missing --bounds for: {', '.join(absent)}. Example: --bounds {absent[0]}=0:100"
+        )
+    return bounds
+
+
+def read_table(path, columns, *, drop_missing=False):
+    """Read the ``columns`` of a CSV file with a header, checked to be numeric and complete.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file.
+    columns : list of str
+        The columns to read.
+    drop_missing : bool, default False
+        Drop rows with a missing value instead of refusing them.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The columns, as floats.
+    n_dropped : int
+        Rows dropped (curator-only: it depends on the data).
+    """
+    pd = optional("pandas")
+    try:
+        frame = pd.read_csv(path)
+    except FileNotFoundError:
+        raise CLIError(f"cannot read {path!r}: no such file.") from None
+    except IsADirectoryError:
+        raise CLIError(f"cannot read {path!r}: it is a directory, not a CSV file.") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {_one_line(err)}") from None
+    unknown = [c for c in columns if c not in frame.columns]
+    if unknown:
+        raise CLIError(f"{', '.join(map(repr, unknown))} not among the columns of {path}: {list(frame.columns)}.")
+    frame = frame[columns]
+    if frame.empty:
+        raise CLIError(f"{path} has a header but no data rows.")
+    missing = int(frame.isna().any(axis=1).sum())
+    if missing and not drop_missing:
+        raise CLIError(
+            f"rows of {path} have missing values in the columns used. Clean the file, or drop them with "
+            "--drop-missing (which needs --neighbours add_remove: dropping makes n data-dependent)."
+        )
+    frame = frame.dropna()
+    bad = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise CLIError(f"columns {bad} of {path} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out.")
+    if frame.empty:
+        raise CLIError(f"{path} has no complete row in the columns used.")
+    return frame.astype(float), missing
+
+
+def add_budget(parser):
+    """Add ``--budget PATH`` (a file ledger charged by the release)."""
+    parser.add_argument(
+        "--budget",
+        metavar="LEDGER",
+        help="SQLite privacy ledger to charge (create one with 'knorm budget create'); refused past its total",
+    )
+
+
+def add_output(parser):
+    """Add ``--json`` (machine-readable output)."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def open_budget(path):
+    """Open the file ledger at ``path`` (it must exist), or return None when no path is given."""
+    if path is None:
+        return None
+    from knorm.accounting import PrivacyAccountant
+
+    try:
+        return PrivacyAccountant.open(path)
+    except FileNotFoundError:
+        raise CLIError(f"no privacy ledger at {path!r}: create it with 'knorm budget create {path} --total EPS'.") from None
+
+
+def release_dict(release):
+    """Return the public terms of a Release as plain JSON types.
+
+    Parameters
+    ----------
+    release : Release
+        The record.
+
+    Returns
+    -------
+    dict
+        Value, epsilon, ball, sensitivity (value and kind), noise scale, label, sampler,
+        caveats and the ledger entry's position and time when one was charged.
+    """
+    entry = release.ledger_entry
+    return {
+        "value": np.asarray(release.value).tolist(),
+        "epsilon": release.epsilon,
+        "mechanism": release.mechanism,
+        "ball": release.ball_name,
+        "sensitivity": {"value": release.sensitivity.value, "kind": release.sensitivity.kind},
+        "noise_scale": release.noise_scale,
+        "label": release.label,
+        "sampler": release.sampler,
+        "caveats": list(release.caveats),
+        "ledger_entry": None
+        if entry is None
+        else {"position": getattr(entry, "position", None), "time": str(getattr(entry, "time", ""))},
+    }
+
+
+def emit(args, payload, text):
+    """Print ``payload`` as JSON when ``--json`` was given, else the lines of ``text``."""
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=1, default=_jsonable))
+    else:
+        print("\n".join(text))
+
+
+def _jsonable(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
