@@ -67,6 +67,11 @@ class InducedBall(NormBall):
     Subclasses set ``stat_dim``, ``neighbours``, ``flat`` and ``per_record_total``
     and implement ``_volume_fraction`` (the exact volume as a Fraction),
     ``_lp_sensitivity(p)`` and ``_volume_method``.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of the released coordinates.
     """
 
     #: True when S spans a hyperplane {sum t = const}: the ball lives in the first

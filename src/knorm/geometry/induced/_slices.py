@@ -155,10 +155,12 @@ def sample_capped_cube(m, k, dim, rng):
     dim : int
         Number of columns.
     rng : numpy.random.Generator
+        Source of randomness.
 
     Returns
     -------
     ndarray of shape (n, dim)
+        Row r uniform in T(m_r, k) in its first m_r entries, zero after.
     """
     m = np.asarray(m, dtype=np.intp)
     n = len(m)

@@ -37,7 +37,7 @@ class CountBall(InducedBall):
     dim : int
         Number d of counts.
     l0_bound : int
-        k, the largest number of counts one record adds to, in [1, d].
+        The largest number k of counts one record adds to, in [1, d].
     neighbours : {"replace-one", "add-remove"}, default "replace-one"
         The neighbouring relation: replacing one record (the library's
         convention) or adding or removing one (Joseph & Yu's).

@@ -25,7 +25,7 @@ class SumBall(InducedBall):
     dim : int
         Dimension d of the statistic.
     l0_bound : int
-        k, the largest number of non-zero entries of one record, in [1, d].
+        The largest number k of non-zero entries of one record, in [1, d].
     neighbours : {"replace-one", "add-remove"}, default "replace-one"
         The neighbouring relation: replacing one record (the library's
         convention) or adding or removing one (Joseph & Yu's).

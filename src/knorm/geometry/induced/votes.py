@@ -13,7 +13,7 @@ from knorm.geometry.induced._common import InducedBall, check_neighbours
 __all__ = ["VoteBall"]
 
 
-def uniform_permutohedron(n, d, rng):
+def _uniform_permutohedron(n, d, rng):
     """Uniform points of the centred permutohedron Pi_d = Hull{sigma(0, ..., d-1)} - (d-1)/2, shape (n, d).
 
     Pi_d is the Voronoi cell of the lattice d A*_{d-1} = {d z - (sum z) 1 : z in Z^d}
@@ -22,6 +22,20 @@ def uniform_permutohedron(n, d, rng):
     the cell. That point comes from the representative r = u - z (z integer) of
     least variance, which subtracts 1 from the k largest u_i for the best k
     (McKilliam, Clarkson & Quinn 2008): one sort per row.
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    d : int
+        Dimension of the permutohedron's ambient space, >= 2.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+        Rows uniform in Pi_d; each sums to 0 (up to rounding).
     """
     u = rng.random((n, d))
     desc = -np.sort(-u, axis=1)
@@ -38,7 +52,7 @@ def uniform_permutohedron(n, d, rng):
     return r
 
 
-def permutohedron_gauge(y):
+def _permutohedron_gauge(y):
     """||y||_{Pi_d} = max_s 2 T_s(y) / (s (d - s)) for y with sum 0, T_s the sum of the s largest entries."""
     d = y.shape[-1]
     top = np.cumsum(-np.sort(-y, axis=-1), axis=-1)[..., :-1]
@@ -46,7 +60,7 @@ def permutohedron_gauge(y):
     return np.max(top * (2.0 / (s * (d - s))), axis=-1)
 
 
-def permutohedron_support(c):
+def _permutohedron_support(c):
     """h_{Pi_d}(c) = sum_i c_(i) i - (d - 1)/2 sum c, c sorted ascending (rearrangement inequality)."""
     d = c.shape[-1]
     return np.sort(c, axis=-1) @ np.arange(d, dtype=float) - 0.5 * (d - 1) * c.sum(axis=-1)
@@ -151,15 +165,15 @@ class VoteBall(InducedBall):
     def _gauge(self, u):
         d = self.stat_dim
         if self.flat:
-            return (0.5 * permutohedron_gauge(self._embed(u)))[()]
+            return (0.5 * _permutohedron_gauge(self._embed(u)))[()]
         t = u.mean(axis=-1)
-        return np.maximum(permutohedron_gauge(u - t[..., None]), np.abs(t) * (2.0 / (d - 1)))[()]
+        return np.maximum(_permutohedron_gauge(u - t[..., None]), np.abs(t) * (2.0 / (d - 1)))[()]
 
     def _support(self, c):
         d = self.stat_dim
         if self.flat:
-            return (2.0 * permutohedron_support(np.concatenate([c, np.zeros_like(c[..., :1])], axis=-1)))[()]
-        return (permutohedron_support(c) + 0.5 * (d - 1) * np.abs(c.sum(axis=-1)))[()]
+            return (2.0 * _permutohedron_support(np.concatenate([c, np.zeros_like(c[..., :1])], axis=-1)))[()]
+        return (_permutohedron_support(c) + 0.5 * (d - 1) * np.abs(c.sum(axis=-1)))[()]
 
     def _bounding_box(self):
         return np.full(self.dim, float(self.stat_dim - 1))
@@ -181,7 +195,7 @@ class VoteBall(InducedBall):
 
     def _sample_uniform(self, n, rng):
         d = self.stat_dim
-        y = uniform_permutohedron(n, d, rng)
+        y = _uniform_permutohedron(n, d, rng)
         if self.flat:
             return 2.0 * y[:, : d - 1]
         y += rng.uniform(-0.5 * (d - 1), 0.5 * (d - 1), size=(n, 1))
