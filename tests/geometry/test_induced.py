@@ -36,6 +36,7 @@ CASES = {
     "sum-4-2-ar": lambda: SumBall(4, 2, neighbours=AR),
     "sum-2-2-ar": lambda: SumBall(2, 2, neighbours=AR),
     "count-3-1": lambda: CountBall(3, 1),
+    "count-3-2": lambda: CountBall(3, 2),  # 2k > d: Delta_1 = d
     "count-4-2": lambda: CountBall(4, 2),
     "count-5-2": lambda: CountBall(5, 2),
     "count-4-1-ar": lambda: CountBall(4, 1, neighbours=AR),
