@@ -93,16 +93,18 @@ def _permutations_with_descents(m, k, dim, rng):
     """
     n = len(m)
     p_add, cdf = _eulerian_tables(dim, k)
-    full = bool(np.all(m == dim))
+    # Rows sorted by decreasing m: step i only touches the prefix of rows with m >= i.
+    order = np.argsort(-m, kind="stable")
+    m = m[order]
+    active = np.searchsorted(-m, -np.arange(dim + 1), side="right")  # rows with m >= i
     c = np.count_nonzero(cdf[m] < rng.random((n, 1)), axis=1)
     u = rng.random((dim + 1, n))
     grows = np.zeros((dim + 1, n), dtype=bool)
     for i in range(dim, 1, -1):
-        g = u[i] < p_add[i, c]
-        if not full:
-            g &= m >= i
-        grows[i] = g
-        c -= g
+        a = active[i]
+        g = grows[i, :a]
+        np.less(u[i, :a], p_add[i, c[:a]], out=g)
+        c[:a] -= g
     # Per row, one int32 block: [0, dim) descent tops, [dim, 2 dim) ascent bottoms,
     # then the last element, the head sentinel 0 and a dummy target for no-op writes.
     width = 2 * dim + 3
@@ -117,30 +119,32 @@ def _permutations_with_descents(m, k, dim, rng):
     n_bottoms = np.zeros(n, dtype=np.int32)
     u = rng.random((dim + 1, n))
     for i in range(2, dim + 1):
-        g = grows[i]
-        count = np.where(g, n_bottoms, n_tops)
-        r = (u[i] * (count + 1)).astype(np.int32)  # slot r < count: a listed one; r == count: front or end
-        if not full:
-            done = m < i  # finished rows append i at the end, after their m values
-            r[done] = n_tops[done]
+        a = active[i]
+        g, b, nb, nt = grows[i, :a], base[:a], n_bottoms[:a], n_tops[:a]
+        count = np.where(g, nb, nt)
+        r = (u[i, :a] * (count + 1)).astype(np.int32)  # slot r < count: a listed one; r == count: front or end
         listed = r < count
         keep = ~g
         where = np.where(g, np.where(listed, dim + r, head), np.where(listed, r, last))
-        anchor = block[base + where]  # i goes right after the anchor
+        anchor = block[b + where]  # i goes right after the anchor
         # keep: i replaces the descent top it follows (or becomes the last); grow: i is a new descent top.
-        block[base + np.where(g, n_tops, where)] = i
-        block[base + np.where(keep, dim + n_bottoms, dummy)] = anchor  # anchor < i: a new ascent bottom
-        n_bottoms += keep
-        n_tops += g
-        at = nbase + anchor
-        nxt[nbase + i] = nxt[at]
+        block[b + np.where(g, nt, where)] = i
+        block[b + np.where(keep, dim + nb, dummy)] = anchor  # anchor < i: a new ascent bottom
+        nb += keep
+        nt += g
+        at = nbase[:a] + anchor
+        nxt[nbase[:a] + i] = nxt[at]
         nxt[at] = i
     perm = np.empty((n, dim), dtype=np.int32)
     cur = nxt[nbase]
     for pos in range(dim):
         perm[:, pos] = cur
-        cur = nxt[nbase + cur]
-    return perm
+        cur = nxt[nbase + np.maximum(cur, 0)]  # past a row's end (-1): garbage, overwritten below
+    col = np.arange(dim, dtype=np.int32)
+    np.copyto(perm, col + 1, where=col >= m[:, None])
+    out = np.empty_like(perm)
+    out[order] = perm
+    return out
 
 
 def sample_capped_cube(m, k, dim, rng):
