@@ -19,10 +19,12 @@ from scipy import stats
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull
 
+from knorm.audit import audit_mechanism
 from knorm.geometry import LpBall, NormBall
 from knorm.geometry.induced import CountBall, HistogramBall, SumBall, VoteBall
 from knorm.geometry.induced._slices import _permutations_with_descents, capped_cube_counts
 from knorm.geometry.induced.votes import _uniform_permutohedron
+from knorm.mechanisms import KNormMechanism
 from knorm.noise import KNormNoise
 from tests.settings import ALPHA, SEED, Z_MAX
 
@@ -196,6 +198,35 @@ def test_sampler_rng_contract_and_empty_draws(name):
     ball, _, _ = case(name)
     np.testing.assert_array_equal(ball.sample_uniform(7, rng=3), ball.sample_uniform(7, rng=3))
     assert ball.sample_uniform(0, rng=3).shape == (0, ball.dim)
+
+
+# -- privacy: the checked map and an empirical audit ----------------------------------
+@pytest.mark.parametrize("name", IDS)
+def test_privacy_loss_on_the_sensitivity_space_is_epsilon(name):
+    ball, s, _ = case(name)
+    mech = KNormMechanism(ball, ball.sensitivity(), epsilon=0.8)
+    assert mech.privacy_loss(s).max() == pytest.approx(0.8, abs=1e-12)
+
+
+def test_empirical_audit_of_the_vote_mechanism_on_a_reversed_voter():
+    # Audits are lower confidence bounds on eps at level 1 - ALPHA (knorm.audit): false alarm rate ALPHA.
+    ball = VoteBall(4)
+    value, neighbour = ball.reduce([3.0, 2.0, 1.0, 0.0]), ball.reduce([0.0, 1.0, 2.0, 3.0])
+    sound = audit_mechanism(
+        KNormMechanism(ball, ball.sensitivity(), 1.0),
+        value,
+        neighbour,
+        n_samples=50_000,
+        confidence=1 - ALPHA,
+        rng=SEED,
+    )
+    assert sound.passed, str(sound)
+    assert sound.eps_lower > 0.75  # the audit has power
+    # Half the sensitivity: the true loss is 2 against a claimed 1.
+    broken = audit_mechanism(
+        KNormMechanism(ball, 0.5, 1.0), value, neighbour, n_samples=50_000, confidence=1 - ALPHA, rng=SEED
+    )
+    assert broken.violates(1.0), str(broken)
 
 
 # -- reduced coordinates ---------------------------------------------------------------
