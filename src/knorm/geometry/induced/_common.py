@@ -56,7 +56,7 @@ def exact_volume(frac, method):
 
 
 def exact_log_volume(frac, method):
-    """log of a positive rational, from the logs of its integer numerator and denominator (no overflow)."""
+    """Take the log of a positive rational, from the logs of its integer numerator and denominator (no overflow)."""
     frac = Fraction(frac)
     return Volume(math.log(frac.numerator) - math.log(frac.denominator), exact=True, method=method)
 

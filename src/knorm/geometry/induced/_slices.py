@@ -36,11 +36,23 @@ _BATCH_ENTRIES = 1 << 19
 
 @functools.lru_cache(maxsize=64)
 def capped_cube_counts(dim, k):
-    """S(m) = m! vol T(m, k) for m = 0..dim, as exact Python ints.
+    """Compute S(m) = m! vol T(m, k) for m = 0..dim, as exact Python ints.
 
     S(m) = sum_{i=0}^{k} (-1)^i C(m, i) (k - i)^m (the Irwin-Hall distribution
     function at k, times m!) for k < m, and m! for k >= m; equivalently
     sum_{j<k} A(m, j) (Stanley 1977).
+
+    Parameters
+    ----------
+    dim : int
+        Largest dimension m.
+    k : int
+        The cap, >= 1.
+
+    Returns
+    -------
+    tuple of int
+        S(0), ..., S(dim).
     """
     out = []
     for m in range(dim + 1):
@@ -187,7 +199,7 @@ def sample_capped_cube(m, k, dim, rng):
             e[np.arange(dim + 1) > mb[:, None]] = 0.0
             srt = np.cumsum(e, axis=1)
             srt /= srt[:, -1:]
-            z = np.take_along_axis(srt, np.minimum(perm, dim) - 1, axis=1)
+            z = np.take_along_axis(srt, perm - 1, axis=1)
             xb = x[s : s + step]
             xb[:, 0] = z[:, 0]
             np.subtract(z[:, 1:], z[:, :-1], out=xb[:, 1:])
@@ -197,13 +209,39 @@ def sample_capped_cube(m, k, dim, rng):
 
 
 def top_k_sum(a, k):
-    """Sum of the k largest entries over the last axis (k >= 1)."""
+    """Sum the k largest entries over the last axis.
+
+    Parameters
+    ----------
+    a : ndarray
+        Values, reduced over the last axis.
+    k : int
+        How many, >= 1.
+
+    Returns
+    -------
+    ndarray
+        Shape ``a.shape[:-1]``.
+    """
     if k >= a.shape[-1]:
         return a.sum(axis=-1)
     return -np.partition(-a, k - 1, axis=-1)[..., :k].sum(axis=-1)
 
 
 def capped_gauge(x, k):
-    """Gauge of T(m, k) extended to |x|: max(||x||_inf, ||x||_1 / k) over the last axis."""
+    """Gauge of T(m, k) extended to |x|: max(||x||_inf, ||x||_1 / k) over the last axis.
+
+    Parameters
+    ----------
+    x : ndarray
+        Points, over the last axis.
+    k : int
+        The cap, >= 1.
+
+    Returns
+    -------
+    ndarray
+        Shape ``x.shape[:-1]``.
+    """
     a = np.abs(x)
     return np.maximum(a.max(axis=-1, initial=0.0), a.sum(axis=-1) / k)
