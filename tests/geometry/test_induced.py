@@ -106,6 +106,19 @@ def test_ball_is_the_convex_hull_of_the_sensitivity_space(name):
     assert float(ball.log_volume()) == pytest.approx(math.log(hull_volume(s)), abs=1e-10)
 
 
+GRID = (
+    [SumBall(d, k, neighbours=nb) for d in (2, 3, 4, 5) for k in range(1, d + 1) for nb in ("replace-one", AR)]
+    + [CountBall(d, k, neighbours=nb) for d in (2, 3, 4, 5) for k in range(1, d + 1) for nb in ("replace-one", AR)]
+    + [HistogramBall(d) for d in range(2, 9)]
+    + [VoteBall(d, neighbours=nb) for d in (2, 3, 4, 5) for nb in ("replace-one", AR)]
+)
+
+
+@pytest.mark.parametrize("ball", GRID, ids=repr)
+def test_volume_formulas_against_qhull_on_a_grid(ball):
+    assert float(ball.volume()) == pytest.approx(hull_volume(sensitivity_space(ball)), rel=1e-10)
+
+
 @pytest.mark.parametrize("name", IDS)
 def test_gauge_matches_a_linear_program_over_the_vertices(name):
     # ||u||_{Hull S} = min sum(lambda) s.t. V' lambda = u, lambda >= 0 (S is symmetric).

@@ -193,7 +193,8 @@ class HistogramBall(InducedBall):
       coordinates is {sum p = sum q <= 1}, of volume
       1 / ((d - 1) (j - 1)! (d - j - 1)!) in released coordinates, and
       sum_j C(d, j) C(d - 2, j - 1) = C(2d - 2, d - 1) (Vandermonde). Derived
-      here; it is the normalised volume of the root polytope of A_{d-1}.
+      here (checked against qhull for d <= 8); (d - 1)! times it is C(2n, n),
+      n = d - 1, the normalised volume of the root polytope of A_n.
     - Sensitivities of the released counts: Delta_1 = 2, Delta_2 = sqrt(2),
       Delta_inf = 1 for d >= 3 (e_a - e_b with a, b < d); all 1 for d = 2; and 1
       in the ball's own norm.
