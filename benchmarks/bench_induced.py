@@ -34,12 +34,12 @@ def balls(d):
     k = max(2, d // 4)
     return [
         (f"SumBall(d, {k})", SumBall(d, k)),
-        (f"SumBall(d, {k}, add-remove)", SumBall(d, k, neighbours="add-remove")),
+        (f"SumBall(d, {k}, add-remove)", SumBall(d, k, neighbours="add_remove")),
         (f"CountBall(d, {k})", CountBall(d, k)),
-        (f"CountBall(d, {k}, add-remove)", CountBall(d, k, neighbours="add-remove")),
+        (f"CountBall(d, {k}, add-remove)", CountBall(d, k, neighbours="add_remove")),
         ("HistogramBall(d)", HistogramBall(d)),
         ("VoteBall(d)", VoteBall(d)),
-        ("VoteBall(d, add-remove)", VoteBall(d, neighbours="add-remove")),
+        ("VoteBall(d, add-remove)", VoteBall(d, neighbours="add_remove")),
     ]
 
 

@@ -26,9 +26,10 @@ from knorm.geometry.induced._slices import _permutations_with_descents, capped_c
 from knorm.geometry.induced.votes import _uniform_permutohedron
 from knorm.mechanisms import KNormMechanism
 from knorm.noise import KNormNoise
+from knorm.sensitivity import induced_space
 from tests.settings import ALPHA, SEED, Z_MAX
 
-AR = "add-remove"
+AR = "add_remove"
 
 # One row per ball: every generic test below runs on all of them.
 CASES = {
@@ -73,7 +74,7 @@ def records(ball):
 def sensitivity_space(ball):
     """S in released coordinates: t(x) - t(x') (replace-one) or ±t(x) (add-remove)."""
     r = records(ball)
-    if ball.neighbours == "replace-one":
+    if ball.neighbours == "replace":
         s = (r[:, None, :] - r[None, :, :]).reshape(-1, r.shape[1])
     else:
         s = np.vstack([r, -r])
@@ -107,10 +108,10 @@ def test_ball_is_the_convex_hull_of_the_sensitivity_space(name):
 
 
 GRID = (
-    [SumBall(d, k, neighbours=nb) for d in (2, 3, 4, 5) for k in range(1, d + 1) for nb in ("replace-one", AR)]
-    + [CountBall(d, k, neighbours=nb) for d in (2, 3, 4, 5) for k in range(1, d + 1) for nb in ("replace-one", AR)]
+    [SumBall(d, k, neighbours=nb) for d in (2, 3, 4, 5) for k in range(1, d + 1) for nb in ("replace", AR)]
+    + [CountBall(d, k, neighbours=nb) for d in (2, 3, 4, 5) for k in range(1, d + 1) for nb in ("replace", AR)]
     + [HistogramBall(d) for d in range(2, 9)]
-    + [VoteBall(d, neighbours=nb) for d in (2, 3, 4, 5) for nb in ("replace-one", AR)]
+    + [VoteBall(d, neighbours=nb) for d in (2, 3, 4, 5) for nb in ("replace", AR)]
 )
 
 
@@ -147,11 +148,13 @@ def test_support_function_is_the_maximum_over_the_vertices(name):
 @pytest.mark.parametrize("name", IDS)
 def test_sensitivities_match_enumeration(name):
     ball, s, _ = case(name)
+    space = induced_space(ball)
     for p in (1, 2, math.inf):
-        sens = ball.sensitivity(p)
+        sens = space.sensitivity(p)
         assert sens.kind == "exact"
         assert sens.value == pytest.approx(np.linalg.norm(s, ord=p, axis=1).max(), rel=1e-12)
-    own = ball.sensitivity()
+        assert ball.max_lp_norm(p)[0] == sens.value
+    own = space.sensitivity(ball)
     assert own.value == 1.0 == pytest.approx(ball.norm(s).max(), abs=1e-12)
 
 
@@ -217,7 +220,7 @@ def test_sampler_rng_contract_and_empty_draws(name):
 @pytest.mark.parametrize("name", IDS)
 def test_privacy_loss_on_the_sensitivity_space_is_epsilon(name):
     ball, s, _ = case(name)
-    mech = KNormMechanism(ball, ball.sensitivity(), epsilon=0.8)
+    mech = KNormMechanism(ball, induced_space(ball).sensitivity(ball), epsilon=0.8)
     assert mech.privacy_loss(s).max() == pytest.approx(0.8, abs=1e-12)
 
 
@@ -226,7 +229,7 @@ def test_empirical_audit_of_the_vote_mechanism_on_a_reversed_voter():
     ball = VoteBall(4)
     value, neighbour = ball.reduce([3.0, 2.0, 1.0, 0.0]), ball.reduce([0.0, 1.0, 2.0, 3.0])
     sound = audit_mechanism(
-        KNormMechanism(ball, ball.sensitivity(), 1.0),
+        KNormMechanism(ball, induced_space(ball).sensitivity(ball), 1.0),
         value,
         neighbour,
         n_samples=50_000,
@@ -323,7 +326,7 @@ def test_count_orthant_weights_match_joseph_and_yu():
 
 def test_limits_are_the_l1_ball_and_the_cube():
     u = np.random.default_rng(SEED).standard_normal((100, 4))
-    for r, neighbours in ((2.0, "replace-one"), (1.0, AR)):
+    for r, neighbours in ((2.0, "replace"), (1.0, AR)):
         l1 = SumBall(4, 1, neighbours=neighbours)
         np.testing.assert_allclose(l1.norm(u), LpBall(4, 1, radius=r).norm(u), rtol=1e-14)
         assert float(l1.volume()) == pytest.approx(float(LpBall(4, 1, radius=r).volume()), rel=1e-14)
@@ -387,8 +390,8 @@ def test_permutohedron_points_are_in_the_cell_and_sum_to_zero():
         (lambda: SumBall(3, 1, neighbours="swap"), ValueError, r"'neighbours' parameter of SumBall must be one of"),
         (lambda: VoteBall(1), ValueError, r"'n_candidates' parameter of VoteBall must be an int >= 2. Got 1"),
         (lambda: HistogramBall(1), ValueError, r"'n_categories' parameter of HistogramBall must be an int >= 2"),
-        (lambda: VoteBall(3).sensitivity(p=3), ValueError, r"'p' parameter of VoteBall.sensitivity must be"),
-        (lambda: VoteBall(3).sensitivity(p="1"), TypeError, r"'p' parameter of VoteBall.sensitivity must be"),
+        (lambda: VoteBall(3).max_lp_norm(p=3), ValueError, r"'p' parameter of VoteBall.max_lp_norm must be"),
+        (lambda: VoteBall(3).max_lp_norm(p="1"), TypeError, r"'p' parameter of VoteBall.max_lp_norm must be"),
         (lambda: VoteBall(3).reduce([1.0, 2.0]), ValueError, r"'t' parameter of VoteBall.reduce"),
     ],
 )
@@ -398,7 +401,7 @@ def test_bad_input_names_the_parameter(build, exc, match):
 
 
 def test_repr():
-    assert repr(VoteBall(4)) == "VoteBall(n_candidates=4, neighbours='replace-one')"
-    assert repr(CountBall(4, 2, neighbours=AR)) == "CountBall(dim=4, l0_bound=2, neighbours='add-remove')"
-    assert repr(SumBall(4, 2)) == "SumBall(dim=4, l0_bound=2, neighbours='replace-one')"
+    assert repr(VoteBall(4)) == "VoteBall(n_candidates=4, neighbours='replace')"
+    assert repr(CountBall(4, 2, neighbours=AR)) == "CountBall(dim=4, l0_bound=2, neighbours='add_remove')"
+    assert repr(SumBall(4, 2)) == "SumBall(dim=4, l0_bound=2, neighbours='replace')"
     assert repr(HistogramBall(4)) == "HistogramBall(n_categories=4)"

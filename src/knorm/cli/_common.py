@@ -69,7 +69,7 @@ def optional(module):
         return importlib.import_module(module)
     except ImportError as err:
         extra = _EXTRAS.get(module.split(".")[0], "reproduce")
-        raise CLIError(f"this command needs {module}, which is not installed: pip install \"knorm[{extra}]\"") from err
+        raise CLIError(f'this command needs {module}, which is not installed: pip install "knorm[{extra}]"') from err
 
 
 def positive_float(text):
@@ -177,7 +177,9 @@ def read_table(path, columns, *, drop_missing=False):
     frame = frame.dropna()
     bad = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if bad:
-        raise CLIError(f"columns {bad} of {path} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out.")
+        raise CLIError(
+            f"columns {bad} of {path} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out."
+        )
     if frame.empty:
         raise CLIError(f"{path} has no complete row in the columns used.")
     return frame.astype(float), missing
@@ -206,7 +208,9 @@ def open_budget(path):
     try:
         return PrivacyAccountant.open(path)
     except FileNotFoundError:
-        raise CLIError(f"no privacy ledger at {path!r}: create it with 'knorm budget create {path} --total EPS'.") from None
+        raise CLIError(
+            f"no privacy ledger at {path!r}: create it with 'knorm budget create {path} --total EPS'."
+        ) from None
 
 
 def release_dict(release):

@@ -34,38 +34,67 @@ def add_parser(sub, parser_class):
     """Add ``fit`` and its two models to the subcommands ``sub``."""
     fit = sub.add_parser("fit", help="fit a private linear or logistic regression on a CSV file")
     models = fit.add_subparsers(dest="model", required=True, parser_class=parser_class)
-    for model, help_text in (("linear", "ordinary least squares (functional mechanism)"),
-                             ("logistic", "logistic regression (objective perturbation)")):
+    for model, help_text in (
+        ("linear", "ordinary least squares (functional mechanism)"),
+        ("logistic", "logistic regression (objective perturbation)"),
+    ):
         p = models.add_parser(model, help=help_text, epilog=_EXAMPLES[model], formatter_class=_raw())
         p.add_argument("data", help="CSV file with a header")
         p.add_argument("--target", required=True, help="response column")
         p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this fit")
-        p.add_argument("--bounds", action="append", metavar="COLUMN=LOWER:UPPER",
-                       help="declared domain of a column; required for every feature"
-                       + (" and the target" if model == "linear" else ""))
+        p.add_argument(
+            "--bounds",
+            action="append",
+            metavar="COLUMN=LOWER:UPPER",
+            help="declared domain of a column; required for every feature"
+            + (" and the target" if model == "linear" else ""),
+        )
         p.add_argument("--features", help="comma-separated feature columns (default: all but the target)")
-        p.add_argument("--neighbours", choices=["replace", "add_remove"], default="replace",
-                       help="neighbouring relation (default replace: n is public)")
-        p.add_argument("--drop-missing", action="store_true",
-                       help="drop rows with missing values (add_remove neighbours only)")
-        p.add_argument("--seed", type=seed_int, default=None,
-                       help="fixed seed, for tests and reproducible examples only (default: fresh OS entropy)")
-        p.add_argument("--diagnostics", action="store_true",
-                       help="also print curator-only diagnostics (not private) under a banner")
+        p.add_argument(
+            "--neighbours",
+            choices=["replace", "add_remove"],
+            default="replace",
+            help="neighbouring relation (default replace: n is public)",
+        )
+        p.add_argument(
+            "--drop-missing", action="store_true", help="drop rows with missing values (add_remove neighbours only)"
+        )
+        p.add_argument(
+            "--seed",
+            type=seed_int,
+            default=None,
+            help="fixed seed, for tests and reproducible examples only (default: fresh OS entropy)",
+        )
+        p.add_argument(
+            "--diagnostics",
+            action="store_true",
+            help="also print curator-only diagnostics (not private) under a banner",
+        )
         add_budget(p)
         add_output(p)
         if model == "linear":
-            p.add_argument("--norm", default="auto", choices=["auto", "l1", "l2", "linf", "kt", "cut"],
-                           help="K-norm of the noise (default auto: the best certified ball affordable)")
-            p.add_argument("--postprocess", default="eigen", choices=["eigen", "pinv"],
-                           help="eigenvalue floor (default) or the paper's pseudo-inverse")
+            p.add_argument(
+                "--norm",
+                default="auto",
+                choices=["auto", "l1", "l2", "linf", "kt", "cut"],
+                help="K-norm of the noise (default auto: the best certified ball affordable)",
+            )
+            p.add_argument(
+                "--postprocess",
+                default="eigen",
+                choices=["eigen", "pinv"],
+                help="eigenvalue floor (default) or the paper's pseudo-inverse",
+            )
         else:
             p.add_argument("--norm", default="linf", choices=["linf", "l2", "l1"], help="K-norm of the noise")
             p.add_argument("--q", default="auto", help="share of epsilon on the noise, in (0, 1), or 'auto'")
             labels = p.add_mutually_exclusive_group()
             labels.add_argument("--classes", help="the two labels, declared publicly, e.g. 0,1 (recommended)")
-            labels.add_argument("--public-labels", action="store_true",
-                                help="read the labels from the target column: reveals which labels occur")
+            labels.add_argument(
+                "--public-labels",
+                action="store_true",
+                help="read the labels from the target column: reveals which labels occur",
+            )
         p.set_defaults(func=run)
     return fit
 
@@ -86,8 +115,10 @@ def run(args):
     """Fit the model named by ``args.model`` and print its release."""
     pd = __import__("knorm.cli._common", fromlist=["optional"]).optional("pandas")
     if args.drop_missing and args.neighbours != "add_remove":
-        raise CLIError("option --drop-missing needs --neighbours add_remove: dropping rows makes n data-dependent, "
-                       "and n is public under replace-one neighbours.")
+        raise CLIError(
+            "option --drop-missing needs --neighbours add_remove: dropping rows makes n data-dependent, "
+            "and n is public under replace-one neighbours."
+        )
     try:
         header = list(pd.read_csv(args.data, nrows=0).columns)
     except FileNotFoundError:
@@ -98,7 +129,9 @@ def run(args):
         raise CLIError(f"argument --target must name a column of {args.data}. Got {args.target!r}; columns: {header}.")
     features = _features(args, header)
     if not features:
-        raise CLIError(f"{args.data} has no feature column besides the target {args.target!r}; name some with --features.")
+        raise CLIError(
+            f"{args.data} has no feature column besides the target {args.target!r}; name some with --features."
+        )
     needed = features + ([args.target] if args.model == "linear" else [])
     bounds = parse_bounds(args.bounds, needed)
     if args.model == "logistic":
@@ -122,8 +155,13 @@ def run(args):
 def _model(args, bounds_X, bounds, accountant):
     from knorm.models import LinearRegression, LogisticRegression
 
-    common = dict(epsilon=args.epsilon, bounds_X=bounds_X, neighbours=args.neighbours, accountant=accountant,
-                  random_state=args.seed)
+    common = dict(
+        epsilon=args.epsilon,
+        bounds_X=bounds_X,
+        neighbours=args.neighbours,
+        accountant=accountant,
+        random_state=args.seed,
+    )
     if args.model == "linear":
         return LinearRegression(norm=args.norm, bounds_y=bounds[args.target], postprocess=args.postprocess, **common)
     q = args.q
@@ -131,10 +169,14 @@ def _model(args, bounds_X, bounds, accountant):
         try:
             q = float(q)
         except ValueError:
-            raise CLIError(f"argument --q must be a float in the range (0, 1) or 'auto'. Got {args.q!r} instead.") from None
+            raise CLIError(
+                f"argument --q must be a float in the range (0, 1) or 'auto'. Got {args.q!r} instead."
+            ) from None
     if args.classes is None and not args.public_labels:
-        raise CLIError("declare the two labels with --classes A,B (or pass --public-labels to read them from the "
-                       "data, which reveals which labels occur).")
+        raise CLIError(
+            "declare the two labels with --classes A,B (or pass --public-labels to read them from the "
+            "data, which reveals which labels occur)."
+        )
     extra = {"classes": _parse_classes(args.classes)} if args.classes else {"public_labels": True}
     return LogisticRegression(norm=args.norm, q=q, **extra, **common)
 
@@ -155,16 +197,21 @@ def _report(args, model, features, n_dropped):
     intercept = float(np.ravel(model.intercept_)[0])
     lines = [
         f"knorm fit {args.model}: {args.data}, target {args.target}, epsilon {release.epsilon:g}"
-        + (f", n = {model.n_samples_:.0f} (public under replace-one neighbours)" if args.model == "linear"
-           and args.neighbours == "replace" else ""),
+        + (
+            f", n = {model.n_samples_:.0f} (public under replace-one neighbours)"
+            if args.model == "linear" and args.neighbours == "replace"
+            else ""
+        ),
         f"release: {release.mechanism}, {release.label}",
         f"noise: {release.ball_name} ball, certified sensitivity {release.sensitivity.value:g} "
         f"({release.sensitivity.kind}), noise scale {release.noise_scale:.4g}, sampler: {release.sampler}",
     ]
     if release.ledger_entry is not None:
         acc = model.accountant
-        lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}; "
-                     f"{acc.spent:g} of {acc.total_epsilon:g} spent")
+        lines.append(
+            f"charged to {args.budget}: entry {release.ledger_entry.position}; "
+            f"{acc.spent:g} of {acc.total_epsilon:g} spent"
+        )
     names = ["intercept", *features]
     width = max(len(c) for c in names)
     lines.append(f"{'':<{width}}  {'coefficient':>14}")

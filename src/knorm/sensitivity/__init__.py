@@ -5,6 +5,7 @@ from knorm.sensitivity.closed_forms import logistic_gradient_space, squared_stat
 from knorm.sensitivity.cut_ball import CutBallReport, regression_cut_ball
 from knorm.sensitivity.domains import Box, FiniteDomain
 from knorm.sensitivity.hull import CertifiedHull
+from knorm.sensitivity.induced import count_space, histogram_space, induced_space, sum_space, vote_space
 from knorm.sensitivity.layout import RegressionLayout, kt_ball
 from knorm.sensitivity.quadratic import QuadraticStatistic
 from knorm.sensitivity.regression import linear_regression_space
@@ -20,10 +21,15 @@ __all__ = [
     "Sensitivity",
     "SensitivitySpace",
     "UnsafeSensitivityError",
+    "count_space",
+    "histogram_space",
+    "induced_space",
     "kt_ball",
     "linear_regression_space",
     "logistic_gradient_space",
     "regression_cut_ball",
     "squared_statistic_space",
     "sum_product_space",
+    "sum_space",
+    "vote_space",
 ]

@@ -165,7 +165,17 @@ class SensitivitySpace:
 
     @classmethod
     def from_support(
-        cls, dim, support, *, sampler=None, extreme_points=None, name="", exact=False, hull=None, candidates=None
+        cls,
+        dim,
+        support,
+        *,
+        sampler=None,
+        extreme_points=None,
+        name="",
+        exact=False,
+        hull=None,
+        candidates=None,
+        neighbours="replace",
     ):
         """Build S_T from a certified support function of its hull (the user's proof).
 
@@ -188,6 +198,8 @@ class SensitivitySpace:
             A ball known to be exactly Hull(S_T).
         candidates : dict of str to NormBall, optional
             Further certified balls worth ranking.
+        neighbours : {'replace', 'add_remove'}, default 'replace'
+            The neighbouring relation the support function is for.
 
         Returns
         -------
@@ -206,6 +218,7 @@ class SensitivitySpace:
             support_exact=exact,
             hull=hull,
             candidates=candidates,
+            neighbours=neighbours,
         )
 
     def register_exact(self, ball, value, method):

@@ -13,12 +13,12 @@ from knorm.geometry import NormBall, Volume
 
 __all__ = ["NEIGHBOURS", "InducedBall", "check_neighbours", "check_l0_bound", "exact_volume", "exact_log_volume"]
 
-#: "replace-one": neighbours differ in one record, S = t(D) - t(D) (the library's
-#: convention, knorm.sensitivity); "add-remove": one record is added or removed,
+#: "replace": neighbours differ in one record, S = t(D) - t(D) (the library's
+#: convention, knorm.sensitivity); "add_remove": one record is added or removed,
 #: S = t(D) u -t(D) (Joseph & Yu's convention).
-NEIGHBOURS = ("replace-one", "add-remove")
+NEIGHBOURS = ("replace", "add_remove")
 
-_P_RULE = "None (the ball's own norm), 1, 2 or inf"
+_P_RULE = "1, 2 or inf"
 
 
 def check_neighbours(neighbours, owner):
@@ -138,24 +138,27 @@ class InducedBall(NormBall):
     def _log_volume(self, rng=None, n_samples=None):
         return exact_log_volume(self._volume_fraction(), self._volume_method)
 
-    def sensitivity(self, p=None):
-        """The exact sensitivity of the released statistic, sup over S of a norm.
+    def max_lp_norm(self, p):
+        """Return the largest l_p norm of a point of the ball, with the formula used.
+
+        K is the convex hull of the sensitivity space S and a norm is convex, so this is
+        also sup over S of ||u||_p: the statistic's exact l_p sensitivity
+        (:func:`knorm.sensitivity.induced_space` registers it as such).
 
         Parameters
         ----------
-        p : {None, 1, 2, inf}, default None
-            None for the ball's own norm (whose sensitivity is 1: the ball is the
-            convex hull of S), else the l_p norm of the released coordinates.
+        p : {1, 2, inf}
+            The exponent, in the released coordinates.
 
         Returns
         -------
-        Sensitivity
-            Of kind 'exact', with the formula used in ``method``.
+        value : float
+            max over K of ||u||_p.
+        method : str
+            The closed form.
         """
-        from knorm.sensitivity import Sensitivity
-
-        p = _check_p(p, f"{type(self).__name__}.sensitivity")
+        p = _check_p(p, f"{type(self).__name__}.max_lp_norm")
         if p is None:
-            return Sensitivity(1.0, "exact", f"{type(self).__name__} is the convex hull of S")
+            raise param_error("p", f"{type(self).__name__}.max_lp_norm", _P_RULE, p, TypeError)
         value, method = self._lp_sensitivity(p)
-        return Sensitivity(float(value), "exact", method)
+        return float(value), method

@@ -38,7 +38,7 @@ class CountBall(InducedBall):
         Number d of counts.
     l0_bound : int
         The largest number k of counts one record adds to, in [1, d].
-    neighbours : {"replace-one", "add-remove"}, default "replace-one"
+    neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation: replacing one record (the library's
         convention) or adding or removing one (Joseph & Yu's).
 
@@ -93,14 +93,14 @@ class CountBall(InducedBall):
 
     Examples
     --------
-    >>> ball = CountBall(2, 2, neighbours="add-remove")  # the hexagon Hull([0,1]^2 u [-1,0]^2)
+    >>> ball = CountBall(2, 2, neighbours="add_remove")  # the hexagon Hull([0,1]^2 u [-1,0]^2)
     >>> float(ball.norm([1.0, -1.0])), float(ball.norm([1.0, 1.0]))
     (2.0, 1.0)
     >>> float(ball.volume()), float(CountBall(2, 2).volume())
     (3.0, 4.0)
     """
 
-    def __init__(self, dim, l0_bound, *, neighbours="replace-one"):
+    def __init__(self, dim, l0_bound, *, neighbours="replace"):
         owner = "CountBall"
         super().__init__(check_dim(dim, owner))
         self.l0_bound = check_l0_bound(l0_bound, self.dim, owner)
@@ -109,7 +109,7 @@ class CountBall(InducedBall):
         self._volume_method = "closed form (orthants of capped cubes, exact rational)"
         d = self.dim
         s = capped_cube_counts(d, self.l0_bound)
-        if self.neighbours == "replace-one":
+        if self.neighbours == "replace":
             weights = [math.comb(d, j) ** 2 * s[j] * s[d - j] for j in range(d + 1)]  # d! C(d, j) V_j V_{d-j}
         else:
             weights = [math.comb(d, j) * s[j] * s[d - j] for j in range(d + 1)]
@@ -122,13 +122,13 @@ class CountBall(InducedBall):
 
     def _gauge(self, u):
         gp, gm = self._parts(u)
-        return (np.maximum(gp, gm) if self.neighbours == "replace-one" else gp + gm)[()]
+        return (np.maximum(gp, gm) if self.neighbours == "replace" else gp + gm)[()]
 
     def _support(self, c):
         k = self.l0_bound
         hp = top_k_sum(np.maximum(c, 0.0), k)
         hm = top_k_sum(np.maximum(-c, 0.0), k)
-        return (hp + hm if self.neighbours == "replace-one" else np.maximum(hp, hm))[()]
+        return (hp + hm if self.neighbours == "replace" else np.maximum(hp, hm))[()]
 
     def _bounding_box(self):
         return np.ones(self.dim)
@@ -138,7 +138,7 @@ class CountBall(InducedBall):
 
     def _lp_sensitivity(self, p):
         k, d = self.l0_bound, self.dim
-        size = min(2 * k, d) if self.neighbours == "replace-one" else k
+        size = min(2 * k, d) if self.neighbours == "replace" else k
         value = size if p == 1 else math.sqrt(size) if p == 2 else 1.0
         return value, f"records with disjoint supports: {size} entries ±1 ({self.neighbours})"
 
@@ -147,7 +147,7 @@ class CountBall(InducedBall):
         j = rng.choice(d + 1, size=n, p=self._orthant_p)
         both = sample_capped_cube(np.concatenate([j, d - j]), k, d, rng)
         p, q = both[:n], both[n:]
-        if self.neighbours == "add-remove":
+        if self.neighbours == "add_remove":
             gp = rng.standard_gamma(j + 1.0)
             gq = rng.standard_gamma(d - j + 1.0)
             norm = gp * capped_gauge(p, k) + gq * capped_gauge(q, k) + rng.standard_exponential(n)
@@ -165,7 +165,7 @@ class HistogramBall(InducedBall):
     Each record falls in exactly one of d categories, t(x) = e_x, and the
     statistic is the vector of counts, which sums to the public number of
     records n. Neighbours replace one record (under add-remove the hull is the
-    l1 ball, ``CountBall(d, 1, neighbours="add-remove")``).
+    l1 ball, ``CountBall(d, 1, neighbours="add_remove")``).
 
     Parameters
     ----------
@@ -227,7 +227,7 @@ class HistogramBall(InducedBall):
             raise param_error("n_categories", owner, "an int >= 2", n_categories)
         super().__init__(d - 1)
         self.stat_dim = d
-        self.neighbours = "replace-one"
+        self.neighbours = "replace"
         self._volume_method = "closed form C(2d-2, d-1) / (d-1)! (orthants of the root polytope)"
         weights = [math.comb(d, j) * math.comb(d - 2, j - 1) for j in range(1, d)]
         self._orthant_p = np.array(weights, dtype=float) / sum(weights)

@@ -26,7 +26,7 @@ class SumBall(InducedBall):
         Dimension d of the statistic.
     l0_bound : int
         The largest number k of non-zero entries of one record, in [1, d].
-    neighbours : {"replace-one", "add-remove"}, default "replace-one"
+    neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation: replacing one record (the library's
         convention) or adding or removing one (Joseph & Yu's).
 
@@ -71,21 +71,21 @@ class SumBall(InducedBall):
 
     Examples
     --------
-    >>> ball = SumBall(3, 2, neighbours="add-remove")
+    >>> ball = SumBall(3, 2, neighbours="add_remove")
     >>> float(ball.norm([1.0, 1.0, 0.0])), float(ball.norm([0.5, 0.5, 0.5]))
     (1.0, 0.75)
     >>> float(ball.volume())  # 8 (1 - 1/6)
     6.666666666666667
-    >>> float(SumBall(3, 2).sensitivity(p=1).value)
+    >>> SumBall(3, 2).max_lp_norm(1)[0]
     4.0
     """
 
-    def __init__(self, dim, l0_bound, *, neighbours="replace-one"):
+    def __init__(self, dim, l0_bound, *, neighbours="replace"):
         owner = "SumBall"
         super().__init__(check_dim(dim, owner))
         self.l0_bound = check_l0_bound(l0_bound, self.dim, owner)
         self.neighbours = check_neighbours(neighbours, owner)
-        self.radius = 2.0 if self.neighbours == "replace-one" else 1.0
+        self.radius = 2.0 if self.neighbours == "replace" else 1.0
         self.stat_dim = self.dim
         self._volume_method = "closed form (Irwin-Hall / Eulerian numbers, exact rational)"
 

@@ -77,7 +77,7 @@ class VoteBall(InducedBall):
     ----------
     n_candidates : int
         Number d >= 2 of candidates.
-    neighbours : {"replace-one", "add-remove"}, default "replace-one"
+    neighbours : {'replace', 'add_remove'}, default 'replace'
         Replacing one voter (the library's convention; then every record's
         scores sum to d(d-1)/2 and the ball is flat) or adding or removing one
         (Joseph & Yu's).
@@ -146,17 +146,17 @@ class VoteBall(InducedBall):
     >>> scores = [[5.0, 4.0, 3.0, 2.0, 1.0, 0.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]
     >>> float(ball.norm(ball.reduce(scores[0]) - ball.reduce(scores[1])))
     1.0
-    >>> VoteBall(3, neighbours="add-remove").dim
+    >>> VoteBall(3, neighbours="add_remove").dim
     3
     """
 
-    def __init__(self, n_candidates, *, neighbours="replace-one"):
+    def __init__(self, n_candidates, *, neighbours="replace"):
         owner = "VoteBall"
         d = check_dim(n_candidates, owner, "n_candidates")
         if d < 2:
             raise param_error("n_candidates", owner, "an int >= 2", n_candidates)
         self.neighbours = check_neighbours(neighbours, owner)
-        self.flat = self.neighbours == "replace-one"
+        self.flat = self.neighbours == "replace"
         super().__init__(d - 1 if self.flat else d)
         self.stat_dim = d
         self.per_record_total = d * (d - 1) // 2 if self.flat else None
