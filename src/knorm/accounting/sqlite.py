@@ -132,8 +132,12 @@ class SQLiteLedger:
             )
         except sqlite3.OperationalError as err:
             raise OSError(f"Cannot open the privacy ledger file '{self.path}': {err}.") from err
-        # Durable before spend returns, i.e. before the noise is drawn (FULL is the default; say so).
-        conn.execute("PRAGMA synchronous = FULL")
+        try:
+            # Durable before spend returns, i.e. before the noise is drawn (FULL is the default; say so).
+            conn.execute("PRAGMA synchronous = FULL")
+        except sqlite3.DatabaseError as err:  # the first read of the file: 'file is not a database'
+            conn.close()
+            raise ValueError(f"'{self.path}' is not a knorm privacy ledger: {err}.") from err
         self._conn = conn
         self._finalizer = weakref.finalize(self, _close_quietly, conn)
 
