@@ -10,19 +10,26 @@ import os
 from knorm.accounting import BudgetExceededError, PrivacyAccountant
 
 
-def race_in_process(files, barrier, queue, name):
-    """Charge each file ledger twice, starting with the other process; report what was accepted."""
+def race_in_process(files, barrier, queue, name, attempts, epsilon):
+    """Race the other process: create the file ledgers at once, then charge each ``attempts`` times.
+
+    The ledgers' total is 0.5: with ``attempts * epsilon`` = 0.5 there is room for
+    half the charges of the two processes. They start each ledger together (a barrier),
+    so they compete for its lock, and at the end for its last charges. Report what was
+    accepted.
+    """
+    barrier.wait(timeout=60)
+    accountants = [PrivacyAccountant.open(file, total_epsilon=0.5) for file in files]
     accepted = []
-    for file in files:
+    for file, acc in zip(files, accountants):
         barrier.wait(timeout=60)
-        # Both processes create (or find) the file at once: total 0.5, room for two of the four charges.
-        with PrivacyAccountant.open(file, total_epsilon=0.5) as acc:
-            for j in range(2):
-                try:
-                    acc.spend(0.25, f"{name} {j}")
-                    accepted.append((file, f"{name} {j}"))
-                except BudgetExceededError:
-                    pass
+        for j in range(attempts):
+            try:
+                acc.spend(epsilon, f"{name} {j}")
+                accepted.append((file, f"{name} {j}"))
+            except BudgetExceededError:
+                pass
+        acc.close()
     queue.put(accepted)
 
 

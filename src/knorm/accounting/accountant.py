@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from pathlib import Path
 
@@ -14,17 +13,9 @@ from knorm.accounting.sqlite import SQLiteLedger
 __all__ = ["PrivacyAccountant"]
 
 
-def _check_epsilon(value, name, owner, what):
-    try:
-        return check_positive(value, name, owner)
-    except ValueError as err:
-        if isinstance(value, numbers.Real) and math.isinf(value) and value > 0:
-            raise ValueError(f"{err} An infinite epsilon is the non-private limit: {what}.") from None
-        raise
-
-
 def _check_total(value, owner):
-    return _check_epsilon(value, "total_epsilon", owner, "it would accept every charge, so it is not a budget")
+    # inf is refused like 0 or nan: the non-private limit accepts every charge, so it is no budget.
+    return check_positive(value, "total_epsilon", owner)
 
 
 def _check_fingerprint(value):
@@ -104,7 +95,7 @@ class PrivacyAccountant:
     >>> acc.spend(1.0, "regression")
     Traceback (most recent call last):
     ...
-    knorm.accounting.BudgetExceededError: Spending epsilon=1 on 'regression' would exceed the total 1 (spent 0.25, remaining 0.75). Nothing was charged.
+    knorm.accounting.BudgetExceededError: Spending epsilon=1 on 'regression' would exceed the total 1 (spent 0.25, remaining 0.75).
     >>> acc.total_epsilon = 2.0
     Traceback (most recent call last):
     ...
@@ -201,7 +192,7 @@ class PrivacyAccountant:
     # -- the budget -------------------------------------------------------------------------------------------
     @property
     def total_epsilon(self):
-        """float: The whole budget, fixed when the accountant is created (read-only)."""
+        """The whole budget, a float fixed when the accountant is created (read-only)."""
         return self._store.total
 
     @total_epsilon.setter
@@ -219,23 +210,23 @@ class PrivacyAccountant:
 
     @property
     def spent(self):
-        """float: The epsilon spent so far, the exact sum of the ledger (``math.fsum``)."""
+        """The epsilon spent so far, the exact sum of the ledger (``math.fsum``)."""
         return math.fsum(self._store.epsilons())
 
     @property
     def remaining(self):
-        """float: The epsilon left, ``total_epsilon - spent``, never below 0."""
+        """The epsilon left, ``total_epsilon - spent``, never below 0."""
         # A charge accepted within the relative tolerance can leave -1e-17: that is 0 left.
         return max(self._store.total - self.spent, 0.0)
 
     @property
     def ledger(self):
-        """list of LedgerEntry: The accepted charges, in order (a copy)."""
+        """The accepted charges, a list of :class:`LedgerEntry` in order (a copy)."""
         return self._store.entries()
 
     @property
     def path(self):
-        """pathlib.Path or None: The ledger file (absolute), or None in memory."""
+        """The ledger file, an absolute ``pathlib.Path``, or None in memory."""
         return self._store.path
 
     def spend(self, epsilon, label="", *, mechanism="", seed_fingerprint=None):
@@ -305,8 +296,8 @@ class PrivacyAccountant:
         ...
         knorm.accounting.SeedReuseError: Refusing to charge 'count again': its seed fingerprint 'seed:12345' ...
         """
-        owner = "PrivacyAccountant.spend"
-        epsilon = _check_epsilon(epsilon, "epsilon", owner, "no finite budget can pay for it")
+        # inf is the non-private limit: no finite budget can pay for it (check_positive refuses it).
+        epsilon = check_positive(epsilon, "epsilon", "PrivacyAccountant.spend")
         return self._store.append(epsilon, str(label), str(mechanism), _check_fingerprint(seed_fingerprint))
 
     # -- life cycle -------------------------------------------------------------------------------------------

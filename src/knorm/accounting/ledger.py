@@ -20,7 +20,10 @@ RELATIVE_TOLERANCE = 1e-12
 
 
 class BudgetExceededError(RuntimeError):
-    """A charge would take the spent budget past the accountant's total; nothing was charged."""
+    """A charge would take the spent budget past the accountant's total; nothing was charged.
+
+    The message keeps the wording of earlier versions (docs/bad_inputs.md renders it).
+    """
 
 
 class SeedReuseError(RuntimeError):
@@ -35,7 +38,10 @@ BudgetExceededError.__module__ = SeedReuseError.__module__ = "knorm.accounting"
 class LedgerEntry:
     """One accepted charge, as the ledger stores it.
 
-    Attributes
+    Entries are made by :meth:`PrivacyAccountant.spend` and read from
+    :attr:`PrivacyAccountant.ledger`; they are frozen.
+
+    Parameters
     ----------
     position : int
         Its index in the ledger, from 0, in the order the charges were accepted.
@@ -111,5 +117,5 @@ def check_charge(epsilons, total, epsilon, label, seed_fingerprint=None, previou
     if math.fsum([*epsilons, epsilon]) > total * (1 + RELATIVE_TOLERANCE):
         raise BudgetExceededError(
             f"Spending epsilon={epsilon:g} on {label!r} would exceed the total {total:g} "
-            f"(spent {spent:g}, remaining {max(total - spent, 0.0):g}). Nothing was charged."
+            f"(spent {spent:g}, remaining {max(total - spent, 0.0):g})."
         )

@@ -45,7 +45,24 @@ class MemoryLedger:
     closed = False
 
     def append(self, epsilon, label, mechanism, seed_fingerprint):
-        """Check the charge and record it atomically; return its :class:`LedgerEntry`."""
+        """Check the charge and record it, atomically.
+
+        Parameters
+        ----------
+        epsilon : float
+            The charge, validated by the accountant.
+        label : str
+            What is released.
+        mechanism : str
+            A description of the mechanism.
+        seed_fingerprint : str or None
+            The fixed seed's fingerprint, or None.
+
+        Returns
+        -------
+        LedgerEntry
+            The recorded entry.
+        """
         # Checked before taking the lock: a forked child may inherit it held by a parent's thread.
         if os.getpid() != self._pid:
             raise RuntimeError(
@@ -70,17 +87,35 @@ class MemoryLedger:
         return entry
 
     def entries(self):
-        """Return the entries, in order (a new list)."""
+        """Return the entries, in order.
+
+        Returns
+        -------
+        list of LedgerEntry
+            A new list.
+        """
         # list() of a list is atomic under the GIL, and appends only ever extend it.
         return list(self._entries)
 
     def epsilons(self):
-        """Return the epsilons charged, in order."""
+        """Return the epsilons charged, in order.
+
+        Returns
+        -------
+        list of float
+            A new list.
+        """
         return [e.epsilon for e in self._entries]
 
     def close(self):
         """Do nothing: there is no file to release; the entries live as long as the object."""
 
     def describe(self):
-        """Return the back end's part of the accountant's repr."""
+        """Return the back end's part of the accountant's repr.
+
+        Returns
+        -------
+        str
+            Empty: an in-memory ledger has no path.
+        """
         return ""

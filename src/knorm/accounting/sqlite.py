@@ -180,10 +180,10 @@ class SQLiteLedger:
         try:
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables:
-                if total is None:
+                if total is None or ledger_id is not None:  # unpickling must find its ledger, not make one
                     raise ValueError(
                         f"'{self.path}' is an empty file, not a knorm privacy ledger. Pass total_epsilon to "
-                        "make it a new ledger."
+                        "PrivacyAccountant.open to make it a new ledger."
                     )
                 for statement in _SCHEMA:
                     conn.execute(statement)
@@ -225,7 +225,24 @@ class SQLiteLedger:
 
     # -- the ledger -----------------------------------------------------------------------------------------
     def append(self, epsilon, label, mechanism, seed_fingerprint):
-        """Check the charge and record it in one write transaction; return its :class:`LedgerEntry`."""
+        """Check the charge and record it, atomically.
+
+        Parameters
+        ----------
+        epsilon : float
+            The charge, validated by the accountant.
+        label : str
+            What is released.
+        mechanism : str
+            A description of the mechanism.
+        seed_fingerprint : str or None
+            The fixed seed's fingerprint, or None.
+
+        Returns
+        -------
+        LedgerEntry
+            The recorded entry.
+        """
         with self._lock:
             conn = self._connection()
             self._transaction(conn)
@@ -257,7 +274,13 @@ class SQLiteLedger:
         return entry
 
     def entries(self):
-        """Return the entries, in order, read from the file."""
+        """Return the entries, in order, read from the file.
+
+        Returns
+        -------
+        list of LedgerEntry
+            A new list.
+        """
         with self._lock:
             rows = self._connection().execute(
                 "SELECT position, epsilon, label, mechanism, time, seed_fingerprint FROM entries ORDER BY position"
@@ -275,7 +298,13 @@ class SQLiteLedger:
             ]
 
     def epsilons(self):
-        """Return the epsilons charged, in order, read from the file."""
+        """Return the epsilons charged, in order, read from the file.
+
+        Returns
+        -------
+        list of float
+            A new list.
+        """
         with self._lock:
             return [row[0] for row in self._connection().execute("SELECT epsilon FROM entries ORDER BY position")]
 
@@ -290,5 +319,11 @@ class SQLiteLedger:
         _LIVE.discard(self)
 
     def describe(self):
-        """Return the back end's part of the accountant's repr."""
+        """Return the back end's part of the accountant's repr.
+
+        Returns
+        -------
+        str
+            The path, and whether the file is closed.
+        """
         return f"path={str(self.path)!r}" + (", closed" if self.closed else "")
