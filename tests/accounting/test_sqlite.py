@@ -104,6 +104,21 @@ def test_a_closed_ledger_refuses(path):
     acc.close()  # twice is harmless
 
 
+def test_a_writer_waits_then_gives_up_without_charging(path, monkeypatch):
+    monkeypatch.setattr("knorm.accounting.sqlite.BUSY_TIMEOUT", 0.05)  # instead of a minute
+    with PrivacyAccountant.open(path, total_epsilon=1.0) as acc:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        try:
+            with pytest.raises(TimeoutError, match="stayed locked by another writer for 0.05 s. Nothing was charged"):
+                acc.spend(0.5, "blocked")
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        acc.spend(0.5, "after the other writer let go")
+        assert [e.label for e in acc.ledger] == ["after the other writer let go"]
+
+
 def test_a_relative_path_is_made_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with PrivacyAccountant.open("rel.sqlite", total_epsilon=1.0) as acc:

@@ -79,7 +79,9 @@ class PrivacyAccountant:
     grid search keeps charging the one ledger.
 
     The ledger guards one budget; it cannot tell whether two charges concern the
-    same dataset (use one accountant per dataset), and it offers no refunds.
+    same dataset (use one accountant per dataset), and it offers no refunds. What
+    the file back end guarantees across processes and sessions, and what it does
+    not, is in the Notes of :meth:`open`.
 
     References
     ----------
