@@ -1,0 +1,121 @@
+"""The ledger's record, its two refusals and the one rule every charge must pass.
+
+Both storage back ends (:mod:`knorm.accounting.memory`, :mod:`knorm.accounting.sqlite`)
+apply :func:`check_charge` to the entries they hold, inside their own critical
+section, so the rule is written once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+__all__ = ["BudgetExceededError", "LedgerEntry", "SeedReuseError", "check_charge", "RELATIVE_TOLERANCE"]
+
+# A budget split in k equal parts must be spendable exactly, but the float parts need not
+# sum back to the total: fsum([0.1] * 3) is 0.30000000000000004 > 0.3. 1e-12 covers any
+# such rounding for k up to ~1e3 and is far below any epsilon that matters for privacy.
+RELATIVE_TOLERANCE = 1e-12
+
+
+class BudgetExceededError(RuntimeError):
+    """A charge would take the spent budget past the accountant's total; nothing was charged.
+
+    The message keeps the wording of earlier versions (docs/bad_inputs.md renders it).
+    """
+
+
+class SeedReuseError(RuntimeError):
+    """A charge repeats a seed fingerprint already in the ledger; nothing was charged."""
+
+
+# Shown as knorm.accounting.X in tracebacks and reprs: that is where users import them from.
+BudgetExceededError.__module__ = SeedReuseError.__module__ = "knorm.accounting"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerEntry:
+    """One accepted charge, as the ledger stores it.
+
+    Entries are made by :meth:`PrivacyAccountant.spend` and read from
+    :attr:`PrivacyAccountant.ledger`; they are frozen.
+
+    Parameters
+    ----------
+    position : int
+        Its index in the ledger, from 0, in the order the charges were accepted.
+    epsilon : float
+        The epsilon charged, in (0, inf).
+    label : str
+        What was released.
+    mechanism : str
+        A description of the mechanism that made the release ('' if none was given).
+    time : datetime.datetime
+        When the charge was accepted (just before the release), timezone-aware, in UTC.
+    seed_fingerprint : str or None
+        The fingerprint of a fixed seed the release was drawn with, or None.
+    """
+
+    position: int
+    epsilon: float
+    label: str
+    mechanism: str
+    time: datetime
+    seed_fingerprint: str | None = None
+
+
+LedgerEntry.__module__ = "knorm.accounting"
+
+
+def check_charge(epsilons, total, epsilon, label, seed_fingerprint=None, previous=None):
+    """Raise unless charging ``epsilon`` on top of ``epsilons`` stays within ``total``.
+
+    The caller holds the ledger's lock (or write transaction) from reading ``epsilons``
+    and ``previous`` until it has recorded the charge, so check and record are atomic.
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        The epsilons already charged.
+    total : float
+        The total budget.
+    epsilon : float
+        The new charge, already validated.
+    label : str
+        What the new charge is for (for the messages).
+    seed_fingerprint : str or None, default None
+        The new charge's seed fingerprint.
+    previous : tuple of (int, str) or None, default None
+        ``(position, label)`` of the entry already holding ``seed_fingerprint``, if any.
+
+    Raises
+    ------
+    SeedReuseError
+        If ``previous`` is not None.
+    BudgetExceededError
+        If the new spent total would exceed ``total`` by more than the relative tolerance.
+
+    Notes
+    -----
+    Basic sequential composition (Dwork & Roth 2014, Theorem 3.14): releasing
+    eps_1-, ..., eps_k-DP mechanisms on the same data is (eps_1 + ... + eps_k)-DP, so the
+    charge is accepted iff ``fsum(epsilons + [epsilon]) <= total * (1 + 1e-12)``; ``fsum``
+    sums exactly (then rounds once), so the order of charges does not matter.
+    """
+    if previous is not None:
+        position, earlier = previous
+        raise SeedReuseError(
+            f"Refusing to charge {label!r}: its seed fingerprint {seed_fingerprint!r} is already in the ledger "
+            f"(entry {position}, {earlier!r}). Two releases drawn from the same fixed seed add the same noise, so "
+            "on neighbouring datasets the difference of the two outputs is exactly the difference of the two "
+            "statistics, with no noise left: it reveals what the noise was meant to hide, whatever epsilon says. "
+            "Pass rng=None to draw fresh entropy from the operating system, or pass one numpy Generator and let "
+            "it advance from release to release. Nothing was charged."
+        )
+    spent = math.fsum(epsilons)
+    if math.fsum([*epsilons, epsilon]) > total * (1 + RELATIVE_TOLERANCE):
+        raise BudgetExceededError(
+            f"Spending epsilon={epsilon:g} on {label!r} would exceed the total {total:g} "
+            f"(spent {spent:g}, remaining {max(total - spent, 0.0):g})."
+        )

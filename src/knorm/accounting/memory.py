@@ -1,0 +1,121 @@
+"""The in-memory back end: a list in this process, guarded by a lock.
+
+It is the ledger of :class:`~knorm.accounting.PrivacyAccountant` ``(total_epsilon)``.
+It lives and dies with the object, so it cannot leave the process: pickling refuses
+(in :class:`~knorm.accounting.PrivacyAccountant`), and a copy inherited by a forked
+child refuses to charge. Either copy would otherwise spend the budget a second time,
+unseen by this ledger.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import datetime, timezone
+
+from knorm.accounting.ledger import LedgerEntry, check_charge
+
+__all__ = ["MemoryLedger", "ELSEWHERE_FIX"]
+
+# The one advice for every way a memory ledger could be charged from another process.
+ELSEWHERE_FIX = (
+    "Use a file ledger, PrivacyAccountant.open(path, total_epsilon=...), which every process, worker and "
+    "session charges in one place, or run the work in this process (n_jobs=1)."
+)
+
+
+class MemoryLedger:
+    """Entries held in this process, checked and appended under one lock.
+
+    Parameters
+    ----------
+    total : float
+        The total budget, already validated.
+    """
+
+    path = None
+
+    def __init__(self, total):
+        self.total = total
+        self._entries = []
+        self._by_fingerprint = {}
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    closed = False
+
+    def append(self, epsilon, label, mechanism, seed_fingerprint):
+        """Check the charge and record it, atomically.
+
+        Parameters
+        ----------
+        epsilon : float
+            The charge, validated by the accountant.
+        label : str
+            What is released.
+        mechanism : str
+            A description of the mechanism.
+        seed_fingerprint : str or None
+            The fixed seed's fingerprint, or None.
+
+        Returns
+        -------
+        LedgerEntry
+            The recorded entry.
+        """
+        # Checked before taking the lock: a forked child may inherit it held by a parent's thread.
+        if os.getpid() != self._pid:
+            raise RuntimeError(
+                f"This in-memory PrivacyAccountant belongs to process {self._pid}; it is being charged from "
+                f"process {os.getpid()}, a forked copy whose charges would never reach the original ledger, so "
+                f"the budget would be spent again. Nothing was charged. {ELSEWHERE_FIX}"
+            )
+        with self._lock:
+            previous = self._by_fingerprint.get(seed_fingerprint) if seed_fingerprint is not None else None
+            check_charge([e.epsilon for e in self._entries], self.total, epsilon, label, seed_fingerprint, previous)
+            entry = LedgerEntry(
+                position=len(self._entries),
+                epsilon=epsilon,
+                label=label,
+                mechanism=mechanism,
+                time=datetime.now(timezone.utc),
+                seed_fingerprint=seed_fingerprint,
+            )
+            self._entries.append(entry)
+            if seed_fingerprint is not None:
+                self._by_fingerprint[seed_fingerprint] = (entry.position, label)
+        return entry
+
+    def entries(self):
+        """Return the entries, in order.
+
+        Returns
+        -------
+        list of LedgerEntry
+            A new list.
+        """
+        # list() of a list is atomic under the GIL, and appends only ever extend it.
+        return list(self._entries)
+
+    def epsilons(self):
+        """Return the epsilons charged, in order.
+
+        Returns
+        -------
+        list of float
+            A new list.
+        """
+        return [e.epsilon for e in self._entries]
+
+    def close(self):
+        """Do nothing: there is no file to release; the entries live as long as the object."""
+
+    def describe(self):
+        """Return the back end's part of the accountant's repr.
+
+        Returns
+        -------
+        str
+            Empty: an in-memory ledger has no path.
+        """
+        return ""
