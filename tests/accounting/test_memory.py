@@ -29,7 +29,7 @@ def test_cross_validation_in_workers_is_refused_not_lost():
     X = rng.uniform(0, 1, size=(40, 2))
     y = X @ [1.0, -1.0]
     acc = PrivacyAccountant(4.0)
-    lin = LinearRegression(epsilon=1.0, mechanism="kt", bounds_X=(0, 1), bounds_y=(-1, 1), accountant=acc)
+    lin = LinearRegression(epsilon=1.0, norm="kt", bounds_X=(0, 1), bounds_y=(-1, 1), accountant=acc)
     with pytest.raises(pickle.PicklingError) as err:
         cross_val_score(lin, X, y, cv=4, n_jobs=2)
     cause = str(err.value.__cause__)  # joblib reports the worker-side pickling error as the cause

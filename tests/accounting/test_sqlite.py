@@ -256,7 +256,7 @@ def test_cross_validation_in_workers_charges_the_parents_ledger(path):
     X = rng.uniform(0, 1, size=(40, 2))
     y = X @ [1.0, -1.0]
     with PrivacyAccountant.open(path, total_epsilon=4.0) as acc:
-        lin = LinearRegression(epsilon=1.0, mechanism="kt", bounds_X=(0, 1), bounds_y=(-1, 1), accountant=acc)
+        lin = LinearRegression(epsilon=1.0, norm="kt", bounds_X=(0, 1), bounds_y=(-1, 1), accountant=acc)
         cross_val_score(lin, X, y, cv=4, n_jobs=2)
         assert len(acc.ledger) == 4 and acc.remaining == 0.0
         with pytest.raises(BudgetExceededError):
