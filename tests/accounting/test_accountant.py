@@ -51,9 +51,9 @@ def test_release_charges_before_releasing(make):
     acc = make(1.0)
     mech = KNormMechanism(LpBall(2, math.inf), 2.0, 0.4)
     mech.release([0.0, 0.0], rng=1, accountant=acc, label="first")
-    mech.release([[0.0, 0.0]], rng=1, accountant=acc, label="second")
+    mech.release([[0.0, 0.0]], rng=2, accountant=acc, label="second")
     with pytest.raises(BudgetExceededError):
-        mech.release(np.zeros((2, 2)), rng=1, accountant=acc)
+        mech.release(np.zeros((2, 2)), rng=3, accountant=acc)
     assert acc.spent == pytest.approx(0.8)
     assert [e.label for e in acc.ledger] == ["first", "second"]
 

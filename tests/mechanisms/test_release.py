@@ -132,7 +132,7 @@ def test_every_draw_of_a_logistic_fit_is_inside_the_release_path():
     X = rng.uniform(-1, 1, size=(300, 2))
     y = (X[:, 0] > 0).astype(int)
     with mock.patch.object(noise_distribution, "sample_knorm", traced):
-        LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), q="auto", norm="l2", random_state=1).fit(X, y)
+        LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), q="auto", norm="l2", classes=[0, 1], random_state=1).fit(X, y)
     assert calls and all(calls)
 
 
@@ -164,7 +164,7 @@ def test_estimator_release_matches_its_ledger_entry(model):
         est = LinearRegression(epsilon=0.75, bounds_X=(-1, 1), bounds_y=(-3, 3), accountant=acc, random_state=1)
         est.fit(X, X @ [1.0, -1.0])
     else:
-        est = LogisticRegression(epsilon=0.75, bounds_X=(-1, 1), accountant=acc, random_state=1)
+        est = LogisticRegression(epsilon=0.75, bounds_X=(-1, 1), accountant=acc, classes=[0, 1], random_state=1)
         est.fit(X, (X[:, 0] > 0).astype(int))
     release, entry = est.release_, acc.ledger[-1]
     assert isinstance(release, Release)
@@ -174,7 +174,9 @@ def test_estimator_release_matches_its_ledger_entry(model):
 
 def test_objective_release_refuses_less_than_the_noise_budget():
     mech = KNormMechanism(LpBall(2, math.inf), 2.0, 0.5)
-    with pytest.raises(ValueError, match="'epsilon' parameter of KNormMechanism.release_objective must be at least"):
-        mech.release_objective(lambda v: v, epsilon=0.25)
-    release = mech.release_objective(lambda v: np.zeros(2), epsilon=1.0, rng=SEED)
+    with pytest.raises(ValueError, match="'epsilon' parameter of KNormMechanism.release_objective must exceed"):
+        mech.release_objective(lambda v: (v, 0.0), epsilon=0.5, strong_convexity=1.0)
+    release = mech.release_objective(lambda v: (np.zeros(2), 0.0), epsilon=1.0, strong_convexity=1.0, rng=SEED)
     assert release.mechanism == "objective perturbation" and release.epsilon == 1.0
+    # The output noise covering the certified radius tau / gamma is tiny but present.
+    assert 0 < np.abs(release.value).max() < 1e-5

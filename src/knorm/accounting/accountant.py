@@ -102,7 +102,7 @@ class PrivacyAccountant:
     Traceback (most recent call last):
     ...
     AttributeError: The total_epsilon of a PrivacyAccountant is fixed when it is created (1.0); refusing to set it to 2.0. A budget that can be raised protects nothing.
-    """  # noqa: E501
+    """
 
     __slots__ = ("_store", "__weakref__")
 

@@ -2,7 +2,7 @@
 
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
-from knorm.mechanisms.knorm_mechanism import KNormMechanism
+from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active, seed_fingerprint
 from knorm.mechanisms.release import Release
 
 __all__ = [
@@ -14,5 +14,8 @@ __all__ = [
     "choose_mechanism",
     "containment",
     "default_candidates",
+    "nonprivate",
+    "nonprivate_active",
     "rank_mechanisms",
+    "seed_fingerprint",
 ]

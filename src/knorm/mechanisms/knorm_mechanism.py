@@ -2,17 +2,40 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import math
+import numbers
+import warnings
 
 import numpy as np
 
-from knorm._validation import check_positive, check_rng, check_vectors
-from knorm.geometry import NormBall
+from knorm._validation import check_positive, check_probability, check_rng, check_vectors
+from knorm.exceptions import ConvergenceError, PrivacyWarning
+from knorm.geometry import LpBall, NormBall
 from knorm.mechanisms.release import Release, ball_name
 from knorm.noise import KNormNoise
+from knorm.sensitivity import Sensitivity
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
-__all__ = ["KNormMechanism"]
+__all__ = [
+    "GRADIENT_TOLERANCE",
+    "OUTPUT_SHARE",
+    "KNormMechanism",
+    "nonprivate",
+    "nonprivate_active",
+    "seed_fingerprint",
+]
+
+#: Certified tolerance on ||grad F||_2 of a perturbed objective (sum form) before it is published.
+GRADIENT_TOLERANCE = 1e-8
+#: Share of epsilon that objective perturbation spends on the output noise covering that tolerance.
+OUTPUT_SHARE = 0.01
+_warned = {"fixed seed": False}
+# True inside ``nonprivate()``: releases add no noise and charge nothing.
+_NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
+_NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
 
 _FLOAT_CAVEAT = "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
 
@@ -102,7 +125,7 @@ class KNormMechanism:
         value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
         rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
         return self._publish(
-            lambda gen: value + self.noise.sample(None if value.ndim == 1 else value.shape[:-1], rng=gen),
+            lambda gen: value + self._noise(gen, None if value.ndim == 1 else value.shape[:-1]),
             epsilon=self.epsilon * rows,
             rng=rng,
             accountant=accountant,
@@ -110,24 +133,54 @@ class KNormMechanism:
             owner="KNormMechanism.release",
         )
 
-    def release_objective(self, minimise, *, epsilon, rng=None, accountant=None, label="objective perturbation"):
+    def release_objective(
+        self,
+        minimise,
+        *,
+        epsilon,
+        strong_convexity,
+        gradient_tolerance=GRADIENT_TOLERANCE,
+        output_share=OUTPUT_SHARE,
+        rng=None,
+        accountant=None,
+        label="objective perturbation",
+    ):
         """Publish the minimiser of an objective perturbed by this mechanism's noise.
 
-        Objective perturbation (paper Algorithm "Extended Objective Perturbation"): V is
-        drawn from this mechanism's law, exp(-eps_V ||V||_K / Delta) with
-        eps_V = ``self.epsilon`` = q epsilon, and ``minimise(V)``, the minimiser of
-        L(theta; X) + gamma/2 ||theta||^2 + V'theta, is published. The proof (paper
-        Theorem "Extended Objective Perturbation", with gamma as in errata item 1) spends
-        the rest of ``epsilon`` on the Hessian term. V itself is never returned: with the
-        minimiser it would reveal the exact gradient.
+        Objective perturbation (paper Algorithm "Extended Objective Perturbation") made
+        exact in what it publishes, by approximate minima perturbation (Iyengar, Near,
+        Song, Thakkar, Thakurta & Wang 2019). V is drawn from this mechanism's law and
+        ``minimise(V)`` returns theta with its gradient norm ||grad F(theta)||_2, F the
+        perturbed objective. The proof of paper Theorem "Extended Objective Perturbation"
+        (with gamma as in errata item 1) holds for the exact minimiser theta*; here:
+
+        1. theta is published only if ||grad F(theta)||_2 <= tau (``gradient_tolerance``),
+           else :class:`~knorm.exceptions.ConvergenceError` is raised and nothing is
+           published. F is ``strong_convexity``-strongly convex (its Hessian is at least
+           gamma I), so ||theta - theta*||_2 <= tau / gamma = r.
+        2. theta + W is published, W with density proportional to
+           exp(-eps_W ||w||_2 / (2 r)) and eps_W = ``output_share`` x epsilon.
+
+        Why this is epsilon-DP: write theta = theta* + d(X, V) with ||d||_2 <= r. For any
+        output y, the triangle inequality gives p_W(y - theta* - d) <= exp(eps_W / 2)
+        p_W(y - theta*) for every such d. theta* + W is a post-processing of theta*, so its
+        density ratio on neighbours is at most exp(eps_op) (the objective-perturbation
+        budget). Chaining the two bounds, on X and on its neighbour, bounds the density
+        ratio of theta + W by exp(eps_op + eps_W) <= exp(epsilon), as
+        eps_op <= (1 - output_share) epsilon is checked here.
 
         Parameters
         ----------
         minimise : callable
-            V -> the exact minimiser theta (an ndarray). It may raise to refuse publishing
-            (for instance when the optimiser has not converged); the charge stands.
+            V -> (theta, gradient_norm): the minimiser found and ||grad F(theta)||_2.
         epsilon : float
-            The whole budget of the release, at least this mechanism's epsilon.
+            The whole budget of the release.
+        strong_convexity : float
+            gamma > 0 with grad^2 F >= gamma I (the ridge term of objective perturbation).
+        gradient_tolerance : float, default 1e-8
+            The certified tolerance tau on ||grad F(theta)||_2 (sum form).
+        output_share : float, default 0.01
+            Share of epsilon spent on the output noise W.
         rng : None, int, SeedSequence or Generator
             Source of the noise.
         accountant : PrivacyAccountant, optional
@@ -138,26 +191,73 @@ class KNormMechanism:
         Returns
         -------
         Release
+
+        Raises
+        ------
+        ConvergenceError
+            If the optimiser stopped above the certified tolerance (the charge stands).
         """
-        epsilon = check_positive(epsilon, "epsilon", "KNormMechanism.release_objective")
-        if epsilon < self.epsilon:
-            raise ValueError(
-                "The 'epsilon' parameter of KNormMechanism.release_objective must be at least the noise's epsilon "
-                f"{self.epsilon:g} (the noise spends q epsilon of it). Got {epsilon!r} instead."
+        owner = "KNormMechanism.release_objective"
+        epsilon = check_positive(epsilon, "epsilon", owner)
+        if _NONPRIVATE.get():  # the noise-free limit: V = 0, exact minimiser, no output noise
+            return self._publish(
+                lambda gen: np.asarray(minimise(np.zeros(self.dim))[0], dtype=float),
+                epsilon=epsilon,
+                rng=rng,
+                accountant=accountant,
+                label=label,
+                owner=owner,
+                mechanism="objective perturbation",
             )
+        gamma = check_positive(strong_convexity, "strong_convexity", owner)
+        tau = check_positive(gradient_tolerance, "gradient_tolerance", owner)
+        share = check_probability(output_share, "output_share", owner)
+        if self.epsilon >= (1.0 - share) * epsilon:
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} must exceed the noise's epsilon {self.epsilon:g} divided by "
+                f"1 - output_share = {1 - share:g} (the noise spends q (1 - output_share) epsilon). Got {epsilon!r} instead."
+            )
+        radius = tau / gamma
+        output = KNormMechanism(
+            LpBall(self.dim, 2),
+            Sensitivity(2.0 * radius, "bound", "2 tau / gamma: strong convexity (approximate minima perturbation)"),
+            share * epsilon,
+        )
+
+        def draw(gen):
+            theta, gradient_norm = minimise(self.noise.sample(rng=gen))
+            if not gradient_norm <= tau:
+                raise ConvergenceError(
+                    f"The perturbed objective was not minimised to the certified tolerance ||grad||_2 <= {tau:g} "
+                    f"(reached {gradient_norm:.3g}), so nothing was published; the epsilon charged stays spent. "
+                    "Raise max_iter or lower tol."
+                )
+            return np.asarray(theta, dtype=float) + output.noise.sample(rng=gen)
+
         return self._publish(
-            lambda gen: minimise(self.noise.sample(rng=gen)),
+            draw,
             epsilon=epsilon,
             rng=rng,
             accountant=accountant,
             label=label,
-            owner="KNormMechanism.release_objective",
+            owner=owner,
             mechanism="objective perturbation",
         )
 
     def _publish(self, draw, *, epsilon, rng, accountant, label, owner, mechanism="K-norm"):
-        """Every release goes through here: the accountant is charged, then noise is drawn."""
+        """Apply the privacy rules, then draw the noise: every release goes through here.
+
+        The rules, in order: the accountant is checked and charged (with the mechanism's
+        description and the fingerprint of a fixed seed, which it refuses to see twice),
+        or, without one, a fixed seed earns a PrivacyWarning once per process; only then
+        is noise drawn and the value built.
+        """
+        fingerprint = seed_fingerprint(rng)
         gen = check_rng(rng, owner)
+        if _NONPRIVATE.get():
+            return self._record(
+                draw(gen), epsilon=math.inf, label=label, entry=None, mechanism=mechanism, noiseless=True
+            )
         if accountant is not None and not callable(getattr(accountant, "spend", None)):
             raise TypeError(
                 f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
@@ -165,22 +265,29 @@ class KNormMechanism:
             )
         entry = None
         if accountant is not None:
-            entry = accountant.spend(epsilon, label)
-            if entry is None:  # a ledger whose spend returns nothing: its last entry is this charge
-                entry = accountant.ledger[-1]
-        value = draw(gen)
+            entry = accountant.spend(epsilon, label, mechanism=f"{mechanism}: {self!r}", seed_fingerprint=fingerprint)
+        elif fingerprint is not None:
+            _warn_fixed_seed()
+        return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, mechanism=mechanism)
+
+    def _noise(self, gen, size):
+        if _NONPRIVATE.get():
+            return np.zeros(self.dim if size is None else (*size, self.dim))
+        return self.noise.sample(size, rng=gen)
+
+    def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False):
         return Release(
             value=value,
             epsilon=epsilon,
             ball=self.ball,
             ball_name=ball_name(self.ball),
             sensitivity=self.sensitivity,
-            noise_scale=self.noise.scale,
+            noise_scale=0.0 if noiseless else self.noise.scale,
             label=str(label),
             ledger_entry=entry,
             mechanism=mechanism,
-            sampler=self.noise.sampler,
-            caveats=(_FLOAT_CAVEAT,),
+            sampler="none (non-private)" if noiseless else self.noise.sampler,
+            caveats=(_NONPRIVATE_CAVEAT,) if noiseless else (_FLOAT_CAVEAT,),
         )
 
     def privacy_loss(self, u):
@@ -213,3 +320,88 @@ class KNormMechanism:
 
     def __repr__(self):
         return f"KNormMechanism({self.ball!r}, sensitivity={self.sensitivity.value:g}, epsilon={self.epsilon:g})"
+
+
+def seed_fingerprint(rng):
+    """Return a fingerprint of a fixed seed, or None when ``rng`` is not one.
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence or Generator
+        What a release was given as its source of randomness.
+
+    Returns
+    -------
+    str or None
+        A hash of the seed's entropy for an int or a SeedSequence (the same for ``7`` and
+        ``SeedSequence(7)``, which draw the same noise); None for None (fresh OS entropy)
+        and for a Generator (trusted and advanced: it never repeats its draws).
+
+    Examples
+    --------
+    >>> seed_fingerprint(7) == seed_fingerprint(np.random.SeedSequence(7)) != seed_fingerprint(8)
+    True
+    >>> seed_fingerprint(None) is None
+    True
+    """
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
+        seq = np.random.SeedSequence(int(rng))
+    elif isinstance(rng, np.random.SeedSequence):
+        seq = rng
+    else:
+        return None
+    key = f"{seq.entropy}|{tuple(seq.spawn_key)}|{seq.pool_size}"
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _warn_fixed_seed():
+    if _warned["fixed seed"]:
+        return
+    _warned["fixed seed"] = True
+    warnings.warn(
+        "A release was drawn from a fixed seed with no accountant to record it. Fixed seeds are for tests and "
+        "reproducible examples: two releases with the same seed on neighbouring data draw the same noise, and "
+        "their difference reveals the exact difference of the statistics. Publish with rng=None (fresh OS "
+        "entropy), or charge a PrivacyAccountant, which refuses a seed it has seen. (Shown once per process.)",
+        PrivacyWarning,
+        stacklevel=4,
+    )
+
+
+@contextlib.contextmanager
+def nonprivate():
+    """Within this block, releases are NOT private: no noise is added and no budget charged.
+
+    The explicit noise-free limit, for tests of the arithmetic (a fit inside it equals the
+    non-private estimator) and for experiments that need the limit epsilon -> inf. Every
+    :class:`Release` made inside has ``epsilon = inf``, ``noise_scale = 0`` and a
+    'NON-PRIVATE' caveat, so it cannot be mistaken for a private one. Epsilon = inf itself
+    is refused everywhere.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> from knorm.geometry import LpBall
+    >>> with nonprivate():
+    ...     release = KNormMechanism(LpBall(2, 1), 1.0, 1.0).release([3.0, 4.0])
+    >>> release.value.tolist(), release.epsilon
+    ([3.0, 4.0], inf)
+    """
+    token = _NONPRIVATE.set(True)
+    try:
+        yield
+    finally:
+        _NONPRIVATE.reset(token)
+
+
+def nonprivate_active():
+    """Return whether releases are currently non-private (inside :func:`nonprivate`).
+
+    Returns
+    -------
+    bool
+    """
+    return _NONPRIVATE.get()

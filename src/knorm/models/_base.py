@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import numbers
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["check_bounds", "to_unit_box", "resolve_random_state"]
+from knorm.exceptions import ClippingWarning
+
+__all__ = ["FitDiagnostics", "PrivateEstimatorMixin", "check_bounds", "diagnose", "resolve_random_state", "to_unit_box"]
 
 
 def check_bounds(bounds, n_features, name, owner):
@@ -75,3 +79,90 @@ def resolve_random_state(random_state):
         "The 'random_state' parameter must be None, an int, a numpy Generator or a RandomState. "
         f"Got {type(random_state).__name__} instead."
     )
+
+
+#: Warn the curator when more than this fraction of the entries was clipped.
+CLIP_WARNING_FRACTION = 0.05
+
+
+@dataclass(frozen=True)
+class FitDiagnostics:
+    """What a fit saw of the data: for the curator only, NOT private, never to be published.
+
+    Kept as ``fit_diagnostics_`` on a fitted estimator and dropped when it is pickled.
+
+    Attributes
+    ----------
+    n_records : int
+        Number of records fitted (exact; under add/remove neighbours n itself is private).
+    n_clipped : int
+        Entries outside the declared bounds, clipped to them.
+    clip_fraction : float
+        n_clipped over the number of entries.
+    n_iter : int or None
+        Optimiser iterations (logistic regression).
+    converged : bool or None
+        Whether the optimiser met its own stopping rule (logistic regression); the release
+        itself is made only at the certified tolerance.
+    """
+
+    n_records: int
+    n_clipped: int
+    clip_fraction: float
+    n_iter: int | None = None
+    converged: bool | None = None
+
+    def as_dict(self):
+        """Return the diagnostics as a dict (for the CLI's ``--diagnostics``).
+
+        Returns
+        -------
+        dict
+        """
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def diagnose(n_records, n_clipped, n_entries, owner, **extra):
+    """Return the :class:`FitDiagnostics` of a fit, warning the curator about heavy clipping.
+
+    The warning goes to the curator's console; nothing of it is stored in the fit.
+    """
+    fraction = n_clipped / n_entries if n_entries else 0.0
+    if fraction > CLIP_WARNING_FRACTION:
+        warnings.warn(
+            f"{owner}: {fraction:.1%} of the entries were outside the declared bounds and were clipped (more than "
+            f"{CLIP_WARNING_FRACTION:.0%}). The release is private, but the estimate may be biased: declare bounds "
+            "that cover the data's domain. This message is for the curator and is not stored.",
+            ClippingWarning,
+            stacklevel=3,
+        )
+    return FitDiagnostics(int(n_records), int(n_clipped), float(fraction), **extra)
+
+
+class PrivateEstimatorMixin:
+    """The privacy rules of the estimators' life cycle: clones, pickles, seeds.
+
+    * ``sklearn.clone`` shares the accountant (one dataset, one budget) and gives a clone
+      holding a Generator a child of it (``Generator.spawn``), so that two clones never draw
+      the same noise.
+    * Pickling drops ``fit_diagnostics_`` (curator-only). An in-memory accountant refuses to
+      be pickled; a file ledger reopens in the worker that unpickles it.
+    """
+
+    def __sklearn_clone__(self):
+        new = super().__sklearn_clone__()
+        new.accountant = self.accountant
+        if isinstance(self.random_state, np.random.Generator):
+            new.random_state = self.random_state.spawn(1)[0]
+        return new
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("fit_diagnostics_", None)
+        return state
+
+    def _release_rng(self):
+        """The source of the noise as the release path wants it (a seed keeps its fingerprint)."""
+        if isinstance(self.random_state, np.random.RandomState):
+            return resolve_random_state(self.random_state)
+        return self.random_state

@@ -317,7 +317,7 @@ def functional_mechanism(
     A, b = layout.gram_blocks(release.value, n=n_public)
     tau, n_floored = 0.0, 0
     if postprocess == "eigen":
-        tau = _unit_floor(norm, p, neighbours) * release.noise_scale
+        tau = _unit_floor(norm, p, neighbours) * release.noise_scale  # 0 in the noise-free limit
         A, n_floored = _floor_eigenvalues(A, tau)
     n_samples = float(n) if neighbours == "replace" else float(release.value[layout.count])
     return FunctionalRelease(release, A, b, tau, n_floored, n_samples, postprocess)
@@ -366,7 +366,7 @@ def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=Fal
     a, c = 2.0 / (hi - lo), -(hi + lo) / (hi - lo)
     a_y, c_y = 2.0 / (hi_y - lo_y), -(hi_y + lo_y) / (hi_y - lo_y)
     p = len(a)
-    solve = (lambda M, v: np.linalg.pinv(M) @ v) if pinv else np.linalg.solve
+    solve = _pinv_solve if pinv else _solve
     L1 = np.zeros((p + 1, p + 1))
     L1[0, 0] = 1.0
     L1[1:, 0] = -c / a
@@ -379,3 +379,16 @@ def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=Fal
     XtX = L1 @ A @ L1.T
     Xty = L1 @ (A[:, 0] * -c_y + b) / a_y
     return solve(XtX[1:, 1:], Xty[1:]), 0.0
+
+
+def _pinv_solve(M, v):
+    return np.linalg.pinv(M) @ v
+
+
+def _solve(M, v):
+    # A singular block (a constant or duplicated feature, and no noise to regularise it in the
+    # noise-free limit) gets the minimum-norm solution, as the paper's pseudo-inverse would.
+    try:
+        return np.linalg.solve(M, v)
+    except np.linalg.LinAlgError:
+        return _pinv_solve(M, v)

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._validation import check_positive, numeric_input
-from knorm.models._base import check_bounds, resolve_random_state
+from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose
 from knorm.models.functional import NORMS, auto_norm, check_norm, functional_mechanism
 from knorm.models.sufficient import _n_columns, _statistics, is_dask_collection
 
@@ -20,7 +20,7 @@ __all__ = ["LinearRegression"]
 _OWNER = "LinearRegression"
 
 
-class LinearRegression(RegressorMixin, BaseEstimator):
+class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     """epsilon-DP ordinary least squares by the functional mechanism with K-norm noise.
 
     Releases T + V once, T the unique entries of X'X and X'Y of the design [1, X]
@@ -60,8 +60,12 @@ class LinearRegression(RegressorMixin, BaseEstimator):
         Charged ``epsilon`` in ``fit`` before the noise is drawn; a refused charge
         raises and nothing is fitted.
     random_state : None, int, Generator or RandomState, default=None
-        Source of the noise. Fixed seeds are for reproducible tests only: two
-        releases with the same seed share their noise.
+        Source of the noise. None (the default) draws fresh entropy from the
+        operating system: use it to publish. A fixed int seed is for tests and
+        reproducible examples: an accountant refuses a second release with the
+        same seed, and without one the first such release in a process warns
+        (``PrivacyWarning``). A Generator is trusted and advanced; clones get a
+        child of it, so they never draw the same noise.
     mechanism : str, default=None
         Deprecated alias of ``norm`` (kept for one release; 'hull' means 'cut').
 
@@ -93,9 +97,10 @@ class LinearRegression(RegressorMixin, BaseEstimator):
         This is the eps-DP output; everything above is computed from it.
     n_samples_ : float
         n (public under replace), or the released noisy count (add/remove).
-    n_clipped_ : int
-        Entries of X and y outside the bounds. NOT private: a diagnostic for
-        the data holder, not to be published.
+    fit_diagnostics_ : FitDiagnostics
+        CURATOR-ONLY, NOT private: the exact number of records and of clipped
+        entries. Dropped on pickling; never publish it. A fit that clips more
+        than 5% of the entries warns the curator (``ClippingWarning``).
 
     Notes
     -----
@@ -228,7 +233,7 @@ class LinearRegression(RegressorMixin, BaseEstimator):
             p=p,
             norm=name,
             epsilon=epsilon,
-            rng=resolve_random_state(self.random_state),
+            rng=self._release_rng(),
             accountant=self.accountant,
             neighbours=self.neighbours,
             postprocess=self.postprocess,
@@ -240,7 +245,7 @@ class LinearRegression(RegressorMixin, BaseEstimator):
         self.floor_, self.n_floored_ = fm.floor, fm.n_floored
         self.statistic_noisy_ = fm.release.value
         self.n_samples_ = fm.n_samples
-        self.n_clipped_ = n_clipped
+        self.fit_diagnostics_ = diagnose(n, n_clipped, n * (p + 1), _OWNER)
         return self
 
     def _resolve_norm(self):

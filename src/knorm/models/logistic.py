@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit, log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._validation import check_positive, numeric_input
 from knorm.geometry import LpBall, NormBall
-from knorm.models._base import check_bounds, resolve_random_state, to_unit_box
-from knorm.models.objective import auto_q, objective_gamma, objective_perturbation
+from knorm.mechanisms import nonprivate_active
+from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose, to_unit_box
+from knorm.models.objective import auto_q, objective_perturbation, perturbation_gamma
 from knorm.sensitivity import logistic_gradient_space
 from knorm.sensitivity.certificate import as_certified
 
@@ -27,7 +26,7 @@ _OWNER = "LogisticRegression"
 _NORMS = {"linf": math.inf, "l2": 2.0, "l1": 1.0}
 
 
-class LogisticRegression(ClassifierMixin, BaseEstimator):
+class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     """epsilon-DP binary logistic regression by extended objective perturbation.
 
     Releases theta_DP = argmin (1/n) sum_i l(theta; x_i, y_i) + gamma/(2n) ||theta||^2
@@ -47,13 +46,18 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         through gamma. 'auto' uses the data-independent rule of :func:`auto_q`.
     bounds_X : pair (lower, upper), required
         Declared domain of the features: scalars or arrays of length n_features.
-        Values outside are clipped (counted in ``n_clipped_``). Never taken from
-        the data.
+        Values outside are clipped (counted in ``fit_diagnostics_``). Never
+        taken from the data.
     fit_intercept : bool, default=True
         Add a constant-1 column (it counts in m).
     classes : array-like of two labels, default=None
-        The two labels, declared publicly. If None they are read from ``y``; see
-        the privacy notes.
+        The two labels, declared publicly (the second is the positive class). A
+        label of ``y`` outside them is an error, whichever labels occur; a ``y``
+        holding only one of them is fitted. Required unless ``public_labels``.
+    public_labels : bool, default=False
+        Read the two labels from ``y`` instead: this reveals which labels occur
+        (and refuses a ``y`` with one label), so it is private only if the label
+        set is public knowledge.
     neighbours : {'replace', 'add_remove'}, default='replace'
         Replace-one neighbours (paper Definition "DP") or add/remove-one (paper
         Remark on add/delete-DP; derivation in the Notes).
@@ -65,9 +69,12 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-8
         Stop when the Newton decrement of the (sum-form) objective is <= tol.
     random_state : None, int, Generator or RandomState, default=None
-        Source of the noise. Fixed seeds are for reproducible tests only: two
-        releases made with the same seed share their noise, which voids the
-        composition of their guarantees.
+        Source of the noise. None (the default) draws fresh entropy from the
+        operating system: use it to publish. A fixed int seed is for tests and
+        reproducible examples: an accountant refuses a second release with the
+        same seed, and without one the first such release in a process warns
+        (``PrivacyWarning``). A Generator is trusted and advanced; clones get a
+        child of it, so they never draw the same noise.
 
     Attributes
     ----------
@@ -91,13 +98,10 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         The q used (resolved from 'auto').
     epsilon_ : float
         Budget spent by the fit.
-    n_clipped_ : int
-        Entries of X outside ``bounds_X``. NOT private: a diagnostic for the data
-        holder, not to be published.
-    n_iter_ : int
-        Newton iterations. NOT private (data-dependent), like ``converged_``.
-    converged_ : bool
-        Whether the Newton decrement reached ``tol``.
+    fit_diagnostics_ : FitDiagnostics
+        CURATOR-ONLY, NOT private: the exact n, the clipped entries, Newton's
+        iterations and whether it met ``tol``. Dropped on pickling; never publish
+        it. A fit that clips more than 5% of the entries warns the curator.
 
     Notes
     -----
@@ -113,11 +117,18 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
        Section 4.1): 2 for l_inf, 2 sqrt(m) for l2, 2m for l1.
     3. gamma = lambda / (exp(eps (1 - q)) - 1), the corrected formula (ERRATA.md
        item 1; the printed one is negative and breaks privacy).
-    4. V has density proportional to exp(-eps q ||V||_K / Delta_K).
-    5. theta_DP is the exact minimiser, found by Newton's method. The proof assumes
-       the exact argmin; a fit that does not converge emits a ConvergenceWarning.
-       For eps (1 - q) above about 700, gamma underflows to 0; on separable data
-       the minimiser then lies extremely far out and Newton may stop at max_iter.
+    4. V has density proportional to exp(-eps_op q ||V||_K / Delta_K), where
+       eps_op = 0.99 eps is the share of objective perturbation proper.
+    5. The proof needs the exact minimiser. Newton's method stops by ``tol`` and
+       ``max_iter``, but the fit is published only if the gradient norm of the
+       perturbed objective is at most the certified 1e-8; then the remaining 1% of
+       eps pays for output noise that covers the distance tau / gamma to the exact
+       minimiser (approximate minima perturbation, Iyengar et al. 2019; see
+       :meth:`~knorm.mechanisms.KNormMechanism.release_objective`). Otherwise a
+       ``ConvergenceError`` is raised and nothing is published: ``tol`` and
+       ``max_iter`` never turn an unconverged fit into a published one. If gamma
+       is too small for a certified minimiser (eps (1 - q) in the dozens), the fit
+       is refused with a clear error.
 
     *Scaling.* Features are clipped to ``bounds_X``. With an intercept, they are
     mapped affinely onto [-1, 1] (``to_unit_box``) and a constant-1 column is
@@ -150,14 +161,13 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     gamma and half the sensitivity. ``q='auto'`` is refused under add/remove, since
     it uses n, which is not public there.
 
-    *Privacy of the outputs.* coef_ and intercept_ are the eps-DP release; the other
-    learned quantities are public functions of the parameters and n, except
-    ``n_clipped_``, ``n_iter_`` and ``converged_``, which depend on the data and
-    are for the data holder only. The noise V is not kept: with theta_DP it
-    reveals the exact gradient sum. If ``classes`` is None, the label set is read
-    from ``y``, which reveals it, and a y with one label is refused, which also
-    depends on the data; declare ``classes`` for a fully private fit. Predictions
-    on new data are post-processing of the released model and do not clip.
+    *Privacy of the outputs.* coef_ and intercept_ are the eps-DP release (the
+    record ``release_``); the other learned quantities are public functions of the
+    parameters and n (public under replace-one neighbours), except
+    ``fit_diagnostics_``, which is for the curator only. The noise V is not kept:
+    with theta_DP it reveals the exact gradient sum. Declared ``classes`` keep the
+    label set private; ``public_labels=True`` reads it from ``y``. Predictions on new
+    data are post-processing of the released model and do not clip.
 
     References
     ----------
@@ -186,6 +196,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         "bounds_X": ["array-like", None],
         "fit_intercept": ["boolean"],
         "classes": ["array-like", None],
+        "public_labels": ["boolean"],
         "neighbours": [StrOptions({"replace", "add_remove"})],
         "accountant": [HasMethods(["spend"]), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -202,6 +213,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         bounds_X=None,
         fit_intercept=True,
         classes=None,
+        public_labels=False,
         neighbours="replace",
         accountant=None,
         max_iter=100,
@@ -214,6 +226,7 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         self.bounds_X = bounds_X
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.public_labels = public_labels
         self.neighbours = neighbours
         self.accountant = accountant
         self.max_iter = max_iter
@@ -266,21 +279,14 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             sensitivity=sens,
             epsilon=epsilon,
             q=q,
-            rng=resolve_random_state(self.random_state),
+            rng=self._release_rng(),
             accountant=self.accountant,
             max_iter=self.max_iter,
             tol=self.tol,
             label=f"{_OWNER}.fit (objective perturbation, {_norm_name(self.norm)})",
         )
-        if not converged:
-            warnings.warn(
-                f"{_OWNER} did not reach tol={self.tol:g} in max_iter={self.max_iter} Newton iterations; the "
-                "privacy proof assumes the exact minimiser. Increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
         theta = release.value
-        gamma = objective_gamma(m / 4.0, epsilon, q)
+        gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q)
 
         p = X.shape[1]
         self.coef_ = (theta[:p] * slope)[None, :]
@@ -289,33 +295,42 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         self.release_ = release
         self.sensitivity_ = sens
         self.gamma_, self.q_, self.epsilon_ = gamma, q, epsilon
-        self.n_clipped_, self.n_iter_, self.converged_ = n_clipped, n_iter, converged
+        self.fit_diagnostics_ = diagnose(n, n_clipped, X.size, _OWNER, n_iter=n_iter, converged=converged)
         return self
 
     def _encode_labels(self, y):
         check_classification_targets(y)
+        if self.classes is not None:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
+                raise ValueError(
+                    f"The 'classes' parameter of {_OWNER} must be two distinct labels. Got {self.classes!r} instead."
+                )
+            classes = np.sort(classes)
+            # The same error for any label outside the declared set, whichever labels occur.
+            unknown = ~np.isin(y, classes)
+            if np.any(unknown):
+                raise ValueError(
+                    f"y holds a label outside the declared classes={classes.tolist()}. Got {y[unknown].tolist()[0]!r} "
+                    "instead."
+                )
+            return classes, (y == classes[1]).astype(float)
+        if not self.public_labels:
+            raise ValueError(
+                f"The 'classes' parameter of {_OWNER} must declare the two labels, for example classes=[0, 1]. Got "
+                "None instead. Reading them from y reveals which labels occur; pass public_labels=True only if the "
+                "label set is public knowledge."
+            )
         y_type = type_of_target(y, input_name="y")
         if y_type != "binary":
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
-        if self.classes is None:
-            classes, y_idx = np.unique(y, return_inverse=True)
-            if len(classes) != 2:
-                raise ValueError(
-                    f"{_OWNER} needs y with 2 classes. Got 1 class ({classes.tolist()[0]!r}) instead. Declare the two "
-                    "labels with the 'classes' parameter to fit data where one label is absent."
-                )
-            return classes, y_idx.astype(float)
-        classes = np.asarray(self.classes)
-        if classes.shape != (2,) or classes[0] == classes[1]:
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if len(classes) != 2:
             raise ValueError(
-                f"The 'classes' parameter of {_OWNER} must be two distinct labels. Got {self.classes!r} instead."
+                f"{_OWNER} needs y with 2 classes under public_labels=True. Got 1 class ({classes.tolist()[0]!r}) "
+                "instead. Declare the two labels with the 'classes' parameter to fit data where one label is absent."
             )
-        classes = np.sort(classes)
-        unknown = ~np.isin(y, classes)
-        if np.any(unknown):
-            bad = y[unknown].tolist()[0]
-            raise ValueError(f"y holds a label outside classes={classes.tolist()}. Got {bad!r} instead.")
-        return classes, (y == classes[1]).astype(float)
+        return classes, y_idx.astype(float)
 
     def _ball(self, m):
         if isinstance(self.norm, str):
@@ -362,13 +377,6 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
     def __sklearn_is_fitted__(self):
         # validate_data sets n_features_in_ before a refused charge; only coef_ means fitted.
         return hasattr(self, "coef_")
-
-    def __sklearn_clone__(self):
-        # A budget is shared, not copied: clones (cross-validation, grid search)
-        # must charge the same ledger, or each would get a fresh budget.
-        new = super().__sklearn_clone__()
-        new.accountant = self.accountant
-        return new
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -9,16 +9,20 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.special import expit
 
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism
+from knorm.mechanisms import KNormMechanism, nonprivate_active
+from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
 from knorm.noise import KNormNoise
 
-__all__ = ["auto_q", "logistic_newton", "objective_gamma", "objective_perturbation"]
+__all__ = ["auto_q", "logistic_newton", "objective_gamma", "objective_perturbation", "perturbation_gamma"]
 
 # Public constants of the q='auto' rule (see ``auto_q``): curvature of the mean
 # logistic loss at theta = 0 for features uniform on [-1, 1] (sigma' = 1/4 times
 # E x^2 = 1/3), and the q grid.
 _CURVATURE = 1.0 / 12.0
 _Q_GRID = np.linspace(0.005, 0.995, 199)
+# Below this gamma the objective is too flat for a certified minimiser (gamma underflows
+# at eps (1 - q) of a few hundred; the output noise covering tau / gamma explodes well before).
+_GAMMA_MIN = 1e-9
 # Fixed seed and size of the Monte Carlo E||V||_2^2 for balls without a closed form.
 _MC_SEED, _MC_SIZE = 20_240_601, 20_000
 
@@ -123,10 +127,31 @@ def auto_q(n_samples, ball, sensitivity, epsilon):
     """
     m = ball.dim
     q = _Q_GRID
-    gamma = objective_gamma(m / 4.0, epsilon, q)
-    noise = _unit_noise_second_moment(ball) * (sensitivity / (epsilon * q)) ** 2
+    eps_op = (1.0 - OUTPUT_SHARE) * epsilon  # the output noise of the release takes the rest
+    gamma = objective_gamma(m / 4.0, eps_op, q)
+    noise = _unit_noise_second_moment(ball) * (sensitivity / (eps_op * q)) ** 2
     risk = (gamma**2 * m + noise) / (n_samples * _CURVATURE + gamma) ** 2
     return round(float(q[np.argmin(risk)]), 3)
+
+
+def perturbation_gamma(m, epsilon, q):
+    """Return the gamma of :func:`objective_perturbation`: errata item 1 at its share of epsilon.
+
+    Parameters
+    ----------
+    m : int
+        Dimension of theta (intercept included); lambda = m / 4.
+    epsilon : float
+        The whole budget of the release.
+    q : float
+        Share of the objective-perturbation budget spent on the noise V.
+
+    Returns
+    -------
+    float
+        (m/4) / (exp(eps_op (1 - q)) - 1) with eps_op = (1 - OUTPUT_SHARE) epsilon.
+    """
+    return objective_gamma(m / 4.0, (1.0 - OUTPUT_SHARE) * epsilon, q)
 
 
 def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, theta0=None):
@@ -252,26 +277,53 @@ def objective_perturbation(
     converged : bool
         Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
 
+    Raises
+    ------
+    ConvergenceError
+        If Newton's method stops above the certified gradient tolerance (nothing is
+        published; the charge stands).
+    ValueError
+        If gamma underflows (epsilon (1 - q) too large for a strongly convex objective).
+
     Notes
     -----
-    V has density proportional to exp(-eps q ||V||_K / Delta) and theta_DP minimises
-    sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta, with
-    gamma = (m/4) / (exp(eps (1 - q)) - 1) (paper Section 4 with errata item 1).
-    The release goes through :meth:`knorm.mechanisms.KNormMechanism.release_objective`.
+    A share 1 - OUTPUT_SHARE (99%) of epsilon goes to objective perturbation proper: V has
+    density proportional to exp(-eps_op q ||V||_K / Delta) with eps_op = 0.99 epsilon, and
+    theta minimises sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta with
+    gamma = (m/4) / (exp(eps_op (1 - q)) - 1) (paper Section 4 with errata item 1). The
+    minimiser is published only if ||grad F||_2 <= 1e-8 (certified), with output noise
+    of the remaining 1% of epsilon covering the distance to the exact minimiser
+    (approximate minima perturbation; see
+    :meth:`knorm.mechanisms.KNormMechanism.release_objective`, which is the release path).
     """
     m = Z.shape[1]
-    gamma = objective_gamma(m / 4.0, epsilon, q)
-    mechanism = KNormMechanism(ball, sensitivity, epsilon * q)
+    eps_op = (1.0 - OUTPUT_SHARE) * epsilon
+    gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q)
+    if not (gamma >= _GAMMA_MIN or nonprivate_active()):
+        raise ValueError(
+            f"The 'epsilon' parameter of objective perturbation is too large for q = {q:g}: gamma = "
+            f"(m/4) / (exp(eps (1 - q)) - 1) = {gamma:.3g} underflows, so the objective is not strongly convex "
+            f"enough for a certified minimiser. Got epsilon = {epsilon!r} instead: use q closer to 1 (q='auto' "
+            "adapts) or a smaller epsilon."
+        )
+    mechanism = KNormMechanism(ball, sensitivity, eps_op * q)
     diagnostics = {}
 
     def minimise(V):
         theta, diagnostics["n_iter"], diagnostics["converged"] = logistic_newton(
             Z, y, gamma=gamma, linear=V, max_iter=max_iter, tol=tol, theta0=theta0
         )
-        return theta
+        return theta, float(np.linalg.norm(_gradient(Z, y, gamma, V, theta)))
 
-    release = mechanism.release_objective(minimise, epsilon=epsilon, rng=rng, accountant=accountant, label=label)
+    release = mechanism.release_objective(
+        minimise, epsilon=epsilon, strong_convexity=gamma, rng=rng, accountant=accountant, label=label
+    )
     return release, diagnostics["n_iter"], diagnostics["converged"]
+
+
+def _gradient(Z, y, gamma, V, theta):
+    """grad F(theta) = Z'(sigma(Z theta) - y) + gamma theta + V (sum form)."""
+    return Z.T @ (expit(Z @ theta) - y) + gamma * theta + V
 
 
 def _softplus_sum(s):

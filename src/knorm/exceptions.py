@@ -1,0 +1,22 @@
+"""Warnings and errors about the privacy guarantee, shared by every layer."""
+
+from __future__ import annotations
+
+__all__ = ["ClippingWarning", "ConvergenceError", "PrivacyWarning"]
+
+
+class PrivacyWarning(UserWarning):
+    """A use of the library that is private only under a condition the user must check.
+
+    Raised, for example, once per process when a release is drawn with a fixed seed and no
+    accountant records it: fixed seeds are for tests and reproducible examples, and reusing
+    one on neighbouring data reveals the difference of the two statistics.
+    """
+
+
+class ConvergenceError(RuntimeError):
+    """An optimiser did not reach the tolerance its privacy proof needs, so nothing was published."""
+
+
+class ClippingWarning(UserWarning):
+    """Many values fell outside their declared bounds and were clipped (shown to the curator only)."""
