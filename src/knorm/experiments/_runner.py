@@ -17,20 +17,22 @@ __all__ = ["Config", "Claim", "Result", "pmap", "task_rng", "subplots", "save_fi
 class Config:
     """Settings of one reproduction run.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    quick : bool
+    quick : bool, default False
         Small replicate counts, for a run of every experiment in under 2 minutes.
-    out : Path
-        Folder for CSV and PNG files.
-    jobs : int
+    out : str or Path, default Path("knorm-results")
+        Folder for CSV and PNG files (stored as a Path).
+    jobs : int, default 1
         Worker processes.
-    seed : int
+    seed : int, default 2021
         Root seed; every task derives its own stream from (seed, experiment, task),
         so results do not depend on ``jobs`` or on the order tasks finish.
-    data, target : str or None
+    data, target : str or None, default None
         A CSV and its response column for the ``realdata`` experiment.
-    progress : bool
+    progress : bool, default True
         Show progress bars (on stderr).
     """
 
@@ -48,7 +50,26 @@ class Config:
 
 @dataclass
 class Claim:
-    """A statement of the paper set beside our reproduced value."""
+    """A statement of the paper set beside our reproduced value.
+
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    experiment : str
+        Name of the experiment making the claim.
+    claim : str
+        The statement.
+    paper : str
+        The paper's value or answer.
+    ours : str
+        The reproduced value or answer.
+    agrees : bool or None
+        Whether they agree by the rule in ``note``; None for context rows that are
+        not a test.
+    note : str, default ""
+        The agreement rule, or why we differ.
+    """
 
     experiment: str
     claim: str
@@ -60,7 +81,23 @@ class Claim:
 
 @dataclass
 class Result:
-    """What an experiment produced."""
+    """What an experiment produced.
+
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    name : str
+        Name of the experiment.
+    tables : dict of str to pandas.DataFrame, default {}
+        Tables by name, also written as CSV files.
+    figures : list of Path, default []
+        PNG files written.
+    summary : str, default ""
+        Text printed after the run.
+    claims : list of Claim, default []
+        The paper's statements beside the reproduced values.
+    """
 
     name: str
     tables: dict = field(default_factory=dict)  # name -> pandas DataFrame (also written as CSV)

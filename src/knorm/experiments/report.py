@@ -52,7 +52,24 @@ _DIFFERENCES = """## Where we differ from the paper, and why
 
 
 def write_results_page(results, config, path, command):
-    """Write the markdown results page for ``results`` to ``path``."""
+    """Write the markdown results page for ``results`` to ``path``.
+
+    Parameters
+    ----------
+    results : list of Result
+        The experiments run, in page order.
+    config : Config
+        The run's settings (the page links to files in ``config.out``).
+    path : str or Path
+        The markdown file to write (folders are created).
+    command : str
+        The command line that produced the run, quoted on the page.
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     out_rel = os.path.relpath(config.out, path.parent)

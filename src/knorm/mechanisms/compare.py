@@ -297,8 +297,9 @@ def rank_mechanisms(mechanisms):
 
     >>> import math
     >>> from knorm.geometry import LpBall
-    >>> mechs = {"l1": KNormMechanism(LpBall(2, 1), 3.125, 1.0), "linf": KNormMechanism(LpBall(2, math.inf), 2.0, 1.0)}
-    >>> report = rank_mechanisms(mechs)
+    >>> l1 = KNormMechanism(LpBall(2, 1), 3.125, 1.0)
+    >>> linf = KNormMechanism(LpBall(2, math.inf), 2.0, 1.0)
+    >>> report = rank_mechanisms({"l1": l1, "linf": linf})
     >>> report.best, round(report.rows[1]["epsilon_factor"], 4)
     ('linf', 1.1049)
     """
