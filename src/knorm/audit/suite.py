@@ -206,7 +206,7 @@ _LOGISTIC_Y = np.array([1, 0])
 
 
 def _printed_gamma(lam, epsilon, q):
-    """The paper's printed gamma = lambda / (exp(eps (q - 1)) - 1): NEGATIVE for q < 1 (ERRATA.md item 1)."""
+    """The paper's printed gamma = lambda / (exp(eps (q - 1)) - 1): NEGATIVE for q < 1 (errata item 1)."""
     return lam / np.expm1(epsilon * (q - 1.0))
 
 
