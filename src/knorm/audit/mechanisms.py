@@ -168,7 +168,7 @@ def audit_mechanism(mechanism, value, neighbour, *, statistics=None, claimed_eps
 
 
 def adversarial_neighbours(ball, space=None, *, sensitivity=None, n=4, n_directions=1000, rng=None):
-    """Neighbour differences u = T(X) - T(X') with the largest privacy loss ||u||_K.
+    """Return neighbour differences u = T(X) - T(X') with the largest privacy loss ||u||_K.
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ __all__ = ["clopper_pearson", "eps_lower_bound"]
 
 
 def clopper_pearson(k, n, beta):
-    """One-sided Clopper-Pearson bounds for a binomial proportion.
+    """Return one-sided Clopper-Pearson bounds for a binomial proportion.
 
     Parameters
     ----------

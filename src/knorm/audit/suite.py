@@ -322,7 +322,7 @@ def estimator_cases():
 
 
 def standard_cases(*, estimators=True):
-    """The suite: sound mechanisms (audit must pass) then broken ones (audit must fail).
+    """Return the suite: sound mechanisms (audit must pass) then broken ones (audit must fail).
 
     Parameters
     ----------

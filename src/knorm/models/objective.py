@@ -81,7 +81,7 @@ def _unit_noise_second_moment(ball):
 
 
 def auto_q(n_samples, ball, sensitivity, epsilon):
-    """The data-independent ``q='auto'`` rule: the q minimising a predicted squared error.
+    """Return the q of the data-independent ``q='auto'`` rule, minimising a predicted squared error.
 
     Parameters
     ----------

@@ -422,7 +422,7 @@ class SensitivitySpace:
         return Sensitivity(val, "bound", f"naive per-coordinate bound (paper Eq. ApproximateSensitivity), p={p:g}")
 
     def sensitivity(self, ball):
-        """Delta_K(T) = sup over S_T of ||u||_K, exact or as a certified upper bound.
+        """Return Delta_K(T) = sup over S_T of ||u||_K, exact or as a certified upper bound.
 
         Parameters
         ----------
