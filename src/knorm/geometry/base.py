@@ -224,16 +224,16 @@ class NormBall(ABC):
         Parameters
         ----------
         rng : None, int, SeedSequence or Generator
-            Randomness of a Monte Carlo estimate (unused when a closed form exists).
+            Randomness of a Monte Carlo estimate (unused when the volume is exact).
         n_samples : int, default 200000
             Points of the bounding box drawn by a Monte Carlo estimate (at least 2).
 
         Returns
         -------
         Volume
-            Exact where the ball has a closed form; otherwise the box volume times
-            the fraction of uniform box points in K, with ``exact=False`` and its
-            standard error.
+            Exact where the ball has a closed form or an exact algorithm; otherwise a
+            Monte Carlo estimate (by default the box volume times the fraction of
+            uniform box points in K), with ``exact=False`` and its standard error.
         """
         return self._volume(check_rng(rng), check_count(n_samples, "n_samples", type(self).__name__))
 
@@ -243,7 +243,7 @@ class NormBall(ABC):
         Parameters
         ----------
         rng : None, int, SeedSequence or Generator
-            Randomness of a Monte Carlo estimate (unused when a closed form exists).
+            Randomness of a Monte Carlo estimate (unused when the volume is exact).
         n_samples : int, default 200000
             Points of the bounding box drawn by a Monte Carlo estimate (at least 2).
 
