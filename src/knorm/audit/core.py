@@ -78,8 +78,33 @@ class NeighbourPair:
 class EventBound:
     """The lower bound on eps given by one event on the test split.
 
-    ``numerator`` is the side whose probability is bounded from below: 'a' for
-    log(P_a(E) / P_b(E)), 'b' for the reverse ratio.
+    The event is E = {f(z) tail threshold} for a test statistic f. Each parameter
+    is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    pair : str
+        Label of the neighbour pair.
+    statistic : str
+        Name of the test statistic f.
+    tail : {'>=', '<'}
+        Side of the threshold that E holds.
+    threshold : float
+        The threshold tau, chosen on the selection split.
+    numerator : {'a', 'b'}
+        The side whose probability is bounded from below: 'a' for
+        log(P_a(E) / P_b(E)), 'b' for the reverse ratio.
+    count_num, n_num : int
+        Test outputs of the numerator side in E, and all of them.
+    count_den, n_den : int
+        The same for the denominator side.
+    p_num_lower : float
+        Clopper-Pearson lower bound on the numerator's probability of E.
+    p_den_upper : float
+        Clopper-Pearson upper bound on the denominator's probability of E.
+    eps_lower : float
+        The bound log((p_num_lower - delta) / p_den_upper) (-inf when
+        p_num_lower <= delta).
     """
 
     pair: str
@@ -107,7 +132,10 @@ class EventBound:
 class AuditResult:
     """Outcome of an empirical privacy audit: a lower confidence bound on eps.
 
-    Attributes
+    Returned by the audit functions; each parameter is kept as the attribute of the
+    same name.
+
+    Parameters
     ----------
     label : str
         What was audited.
@@ -121,14 +149,14 @@ class AuditResult:
         The delta assumed (0 for pure DP).
     event : EventBound or None
         The event attaining ``eps_lower`` (None if no event gave a positive bound).
-    events : tuple of EventBound
+    events : tuple of EventBound, default ()
         Every event evaluated on the test split (the Bonferroni family).
-    n_select, n_test : int
+    n_select, n_test : int, default 0
         Outputs drawn per side and per pair on the selection split, and per side
         on the test split.
-    n_searched : int
+    n_searched : int, default 0
         Number of (event, ratio direction) candidates searched on the selection split.
-    seconds : float
+    seconds : float, default 0.0
         Wall-clock time of the audit.
     """
 
@@ -145,10 +173,18 @@ class AuditResult:
     seconds: float = 0.0
 
     def violates(self, epsilon):
-        """True if the audit shows, at level ``confidence``, that the mechanism is not epsilon-DP.
+        """Return whether the audit shows, at level ``confidence``, that the mechanism is not epsilon-DP.
 
-        That is eps_lower > epsilon. For an epsilon-DP mechanism this happens with
-        probability at most 1 - confidence (the false-alarm rate).
+        Parameters
+        ----------
+        epsilon : float
+            The privacy level to test, in [0, inf].
+
+        Returns
+        -------
+        bool
+            True when eps_lower > epsilon. For an epsilon-DP mechanism this happens
+            with probability at most 1 - confidence (the false-alarm rate).
         """
         if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not float(epsilon) >= 0:
             raise param_error("epsilon", "AuditResult.violates", "a float in the range [0, inf]", epsilon)
@@ -217,12 +253,14 @@ def audit_samplers(
         Thresholds searched per statistic.
     rng : None, int, SeedSequence or Generator
         Randomness of the samplers.
-    label : str
+    label : str, default ""
         Name of the audit.
 
     Returns
     -------
     AuditResult
+        The lower confidence bound on eps, the event attaining it, and the verdict
+        against ``claimed_epsilon``.
 
     Examples
     --------
@@ -269,14 +307,44 @@ def audit_pairs(
     The selection split also chooses among the pairs, so adding candidate pairs
     costs selection samples but no confidence. Pairs holding the same
     ``sample_a`` object (the same first input) share its outputs: the events of
-    the Bonferroni family need not be independent. Parameters are those of
-    :func:`audit_samplers`, with ``pairs`` a sequence of :class:`NeighbourPair`;
-    ``n_samples`` outputs per side are drawn for each pair's selection share and
-    once more for the test split of every pair carried forward.
+    the Bonferroni family need not be independent. ``n_samples`` outputs per side
+    are drawn for each pair's selection share and once more for the test split of
+    every pair carried forward.
+
+    Parameters
+    ----------
+    pairs : sequence of NeighbourPair
+        The candidate neighbour pairs, with their samplers and statistics.
+    claimed_epsilon : float, optional
+        The epsilon to check; gives :attr:`AuditResult.passed`.
+    delta : float, default 0
+        The delta of (eps, delta)-DP assumed, in [0, 1).
+    n_samples : int, default 100000
+        Outputs per side: ``select_fraction`` of them for the event search, the
+        rest for the bound.
+    select_fraction : float, default 0.25
+        Share of the outputs used to choose the events, in (0, 1).
+    confidence : float, default 0.95
+        Confidence level of the lower bound; 1 - confidence is the false-alarm rate.
+    n_final : int, default 3
+        Events carried to the test split (Bonferroni family size).
+    n_thresholds : int, default 128
+        Thresholds searched per statistic (at least 2).
+    rng : None, int, SeedSequence or Generator
+        Randomness of the samplers.
+    label : str, default ""
+        Name of the audit.
 
     Returns
     -------
     AuditResult
+        The lower confidence bound on eps over the events of every pair, the event
+        attaining it, and the verdict against ``claimed_epsilon``.
+
+    Notes
+    -----
+    The procedure and its guarantee, P(eps_lower > eps) <= 1 - confidence for every
+    (eps, delta)-DP mechanism, are in the module notes (:mod:`knorm.audit.core`).
     """
     owner = "audit_pairs"
     start = time.perf_counter()
@@ -411,7 +479,21 @@ def _resolve_statistics(statistics, za, zb):
 
 
 def default_statistics(za, zb):
-    """Projection on the mean difference of the selection outputs, and the first coordinates."""
+    """Return the default test statistics, fitted on the selection outputs.
+
+    Parameters
+    ----------
+    za, zb : ndarray of shape (n, m)
+        Selection outputs of the mechanism on the two inputs.
+
+    Returns
+    -------
+    dict of str to callable
+        ``'proj(mean diff)'``, the projection on the normalised difference of the
+        two sample means (when m > 1 and the means differ), and the first (at
+        most 10) coordinates ``'z[j]'`` (``'z'`` when m = 1); each maps outputs of
+        shape (n, m) to shape (n,).
+    """
     m = za.shape[1]
     out = {}
     d = za.mean(axis=0) - zb.mean(axis=0)

@@ -20,7 +20,18 @@ __all__ = ["adversarial_records", "audit_estimator", "coefficients", "estimator_
 
 
 def coefficients(estimator):
-    """The released vector of a fitted linear model: ``coef_`` then ``intercept_`` (if any)."""
+    """Return the released vector of a fitted linear model: ``coef_`` then ``intercept_`` (if any).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A fitted model with ``coef_`` (and possibly ``intercept_``).
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        The raveled coefficients followed by the raveled intercept, as floats.
+    """
     parts = [np.ravel(estimator.coef_)]
     if hasattr(estimator, "intercept_"):
         parts.append(np.ravel(estimator.intercept_))
@@ -28,7 +39,7 @@ def coefficients(estimator):
 
 
 def estimator_sampler(estimator, X, y, *, output=coefficients, context=None):
-    """A sampler ``(n, rng) -> (n, k)`` of the outputs of n private fits on (X, y).
+    """Return a sampler ``(n, rng) -> (n, k)`` of the outputs of n private fits on (X, y).
 
     Parameters
     ----------
@@ -43,6 +54,13 @@ def estimator_sampler(estimator, X, y, *, output=coefficients, context=None):
     context : callable, optional
         A context-manager factory entered around the fits (for instance to
         inject a deliberate fault when showing that the audit can fail).
+
+    Returns
+    -------
+    callable
+        ``sample(n, rng)``: fits a clone n times, each with a fresh
+        ``random_state`` drawn from the Generator ``rng``, and returns the outputs
+        as an ndarray of shape (n, k).
 
     Notes
     -----
@@ -112,13 +130,37 @@ def audit_estimator(
     context : callable, optional
         Context-manager factory entered around the fits (see :func:`estimator_sampler`).
     rng : None, int, SeedSequence or Generator
+        Randomness of the fits (each gets a fresh ``random_state``).
     label : str, optional
+        Name of the audit; the estimator's class name by default.
     **options
         Passed to :func:`~knorm.audit.audit_pairs`.
 
     Returns
     -------
     AuditResult
+        The lower confidence bound on eps and the verdict against the claim.
+
+    Notes
+    -----
+    Each output is one fit, so an audit costs ``n_samples`` fits per dataset; small
+    datasets are cheap and are where one record weighs most.
+
+    Examples
+    --------
+    Objective perturbation on two records that differ in one feature value, at the
+    extremes of the declared domain:
+
+    >>> import numpy as np
+    >>> from knorm.models import LogisticRegression
+    >>> est = LogisticRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), classes=[0, 1])
+    >>> X, X_neighbour, y = np.array([[1.0], [1.0]]), np.array([[1.0], [-1.0]]), np.array([1, 0])
+    >>> res = audit_estimator(est, X, y, X_neighbour, y, n_samples=200, rng=0)  # 400 fits
+    >>> res.claimed_epsilon, res.passed, res.n_test
+    (1.0, True, 150)
+
+    So few outputs give weak evidence; the audit suite (``python -m knorm.audit``)
+    uses far more.
     """
     pair = NeighbourPair(
         estimator_sampler(estimator, X, y, output=output, context=context),
@@ -138,7 +180,7 @@ def audit_estimator(
 
 
 def adversarial_records(statistic, ball, *, n_directions=2000, rng=None):
-    """Two records z, z' of the domain whose statistics differ the most in K-norm.
+    """Return two records z, z' of the domain whose statistics differ the most in K-norm.
 
     Parameters
     ----------
@@ -152,12 +194,16 @@ def adversarial_records(statistic, ball, *, n_directions=2000, rng=None):
         facet normals of K, in which the exact maximisers and minimisers of
         c.t(z) over the box are computed (:meth:`QuadraticStatistic.extremes`).
     rng : None, int, SeedSequence or Generator
+        Randomness of the search directions.
 
     Returns
     -------
-    z, z_prime : ndarray of shape (record_dim,)
-        Datasets that differ only in replacing z by z' are adversarial
-        neighbours: t(z) - t(z') is a point of S_T with the largest K-norm found.
+    z : ndarray of shape (record_dim,)
+        A record attaining the maximum of c.t over the box in the best direction c.
+    z_prime : ndarray of shape (record_dim,)
+        A record attaining the minimum there. Datasets that differ only in
+        replacing z by z' are adversarial neighbours: t(z) - t(z') is a point of
+        S_T with the largest K-norm found.
     """
     gen = check_rng(rng)
     c = np.vstack(

@@ -10,7 +10,7 @@ a sensitivity of the wrong norm, noise that ignores epsilon). The privacy loss
 eps ||t - t'||_K / Delta is largest for neighbours whose difference u = t - t'
 is a point of the sensitivity space S_T with the largest K-norm: those are found
 among the points of S_T attaining its support function in many directions
-(paper Definition "K-norm Sensitivity"; h_K by ERRATA.md item 5).
+(paper Definition "K-norm Sensitivity"; h_K by errata item 5).
 """
 
 from __future__ import annotations
@@ -42,18 +42,40 @@ _NORMAL_STEP = 1e-6
 
 
 def projection_statistics(u):
-    """Projection of the outputs on the direction of u = value - neighbour (a density-free test)."""
+    """Return the projection of the outputs on the direction of u = value - neighbour.
+
+    A test that uses no density, for mechanisms without a ball.
+
+    Parameters
+    ----------
+    u : array_like of shape (m,)
+        The non-zero difference T(X) - T(X') of the neighbouring inputs.
+
+    Returns
+    -------
+    dict of str to callable
+        ``{'proj(u)': z -> z @ u / ||u||_2}``, mapping outputs of shape (n, m) to (n,).
+    """
     u = np.asarray(u, dtype=float)
     c = u / np.linalg.norm(u)
     return {"proj(u)": lambda z, c=c: z @ c}
 
 
 def knorm_statistics(ball, value, neighbour):
-    """Test statistics for a K-norm mechanism on the neighbours ``value`` and ``neighbour``.
+    """Return test statistics for a K-norm mechanism on the neighbours ``value`` and ``neighbour``.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The mechanism's ball K.
+    value : array_like of shape (m,)
+        The statistic t = T(X).
+    neighbour : array_like of shape (m,)
+        The statistic t' = T(X') of the neighbouring dataset; it must differ from t.
 
     Returns
     -------
-    dict
+    dict of str to callable
         ``'llr'``: the score (||z - t'||_K - ||z - t||_K) / ||t - t'||_K, a
         scale-free version of the log-likelihood ratio (see the module notes);
         ``'proj(u)'``: the projection on u = t - t'; ``'proj(normal)'``: the
@@ -116,12 +138,14 @@ def audit_mechanism(mechanism, value, neighbour, *, statistics=None, claimed_eps
     claimed_epsilon : float, optional
         Defaults to ``mechanism.epsilon`` when it exists.
     rng : None, int, SeedSequence or Generator
+        Randomness of the releases.
     **options
         Passed to :func:`~knorm.audit.audit_pairs` (``n_samples``, ``confidence``, ...).
 
     Returns
     -------
     AuditResult
+        The lower confidence bound on eps and the verdict against the claim.
     """
     value = np.asarray(value, dtype=float)
     neighbour = np.asarray(neighbour, dtype=float)
@@ -144,7 +168,7 @@ def audit_mechanism(mechanism, value, neighbour, *, statistics=None, claimed_eps
 
 
 def adversarial_neighbours(ball, space=None, *, sensitivity=None, n=4, n_directions=1000, rng=None):
-    """Neighbour differences u = T(X) - T(X') with the largest privacy loss ||u||_K.
+    """Return neighbour differences u = T(X) - T(X') with the largest privacy loss ||u||_K.
 
     Parameters
     ----------
@@ -167,6 +191,7 @@ def adversarial_neighbours(ball, space=None, *, sensitivity=None, n=4, n_directi
     n_directions : int, default 1000
         Random search directions (with a space).
     rng : None, int, SeedSequence or Generator
+        Randomness of the search directions (with a space).
 
     Returns
     -------
@@ -292,12 +317,15 @@ def audit_knorm(
     claimed_epsilon : float, optional
         Defaults to ``mechanism.epsilon``.
     rng : None, int, SeedSequence or Generator
+        Randomness of the search directions and of the releases.
     **options
         Passed to :func:`~knorm.audit.audit_pairs` (``n_samples``, ``confidence``, ...).
 
     Returns
     -------
     AuditResult
+        The lower confidence bound on eps over the candidate pairs, the event
+        attaining it, and the verdict against ``claimed_epsilon``.
 
     Examples
     --------

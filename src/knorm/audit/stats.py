@@ -16,7 +16,7 @@ __all__ = ["clopper_pearson", "eps_lower_bound"]
 
 
 def clopper_pearson(k, n, beta):
-    """One-sided Clopper-Pearson bounds for a binomial proportion.
+    """Return one-sided Clopper-Pearson bounds for a binomial proportion.
 
     Parameters
     ----------
@@ -30,10 +30,12 @@ def clopper_pearson(k, n, beta):
 
     Returns
     -------
-    lower, upper : ndarray
-        ``P(p < lower) <= beta`` and ``P(p > upper) <= beta`` for every true
-        proportion p: lower is the beta quantile of Beta(k, n - k + 1) (0 when
-        k = 0) and upper the 1 - beta quantile of Beta(k + 1, n - k) (1 when k = n).
+    lower : ndarray
+        The lower bound: P(p < lower) <= beta for every true proportion p. It is
+        the beta quantile of Beta(k, n - k + 1) (0 when k = 0).
+    upper : ndarray
+        The upper bound: P(p > upper) <= beta. It is the 1 - beta quantile of
+        Beta(k + 1, n - k) (1 when k = n).
 
     References
     ----------
@@ -59,18 +61,34 @@ def clopper_pearson(k, n, beta):
 
 
 def eps_lower_bound(k_num, n_num, k_den, n_den, beta, delta=0.0):
-    """Lower confidence bound on eps from one event E.
+    """Return a lower confidence bound on eps from the counts of one event E.
 
+    Parameters
+    ----------
+    k_num, n_num : int or array_like
+        Outputs in E and all outputs, on the input whose probability of E is
+        bounded from below (the numerator).
+    k_den, n_den : int or array_like
+        The same on the other input (the denominator).
+    beta : float
+        Error of each one-sided Clopper-Pearson bound, in (0, 1).
+    delta : float, default 0.0
+        The delta of (eps, delta)-DP assumed.
+
+    Returns
+    -------
+    float or ndarray
+        The bound log((CP_lower(k_num) - delta) / CP_upper(k_den)), or -inf when the
+        numerator bound does not exceed delta.
+
+    Notes
+    -----
     An (eps, delta)-DP mechanism has P_num(E) <= exp(eps) P_den(E) + delta for
     the output laws on any two neighbouring inputs, so
-    eps >= log((P_num(E) - delta) / P_den(E)). With the one-sided
-    Clopper-Pearson bounds of :func:`clopper_pearson` at error ``beta`` each,
-
-        eps_lower = log((CP_lower(k_num) - delta) / CP_upper(k_den))
-
-    is a lower bound on the true eps with probability at least 1 - 2 beta,
-    for an event E chosen independently of these counts. Returns -inf when the
-    numerator bound does not exceed delta.
+    eps >= log((P_num(E) - delta) / P_den(E)) (paper Definition "DP"). With the
+    one-sided Clopper-Pearson bounds of :func:`clopper_pearson` at error ``beta``
+    each, the returned value is a lower bound on the true eps with probability at
+    least 1 - 2 beta, for an event E chosen independently of these counts.
 
     Examples
     --------

@@ -9,7 +9,7 @@ The broken mechanisms are deliberately wrong and exist only to show that the
 audit can fail: a sampler drawing half the noise it claims, a sensitivity that
 is too small for the data domain (the l_inf sensitivity used with the l1 ball,
 paper Example 2.1), noise that ignores epsilon, and objective perturbation with
-the paper's printed (negative) gamma (ERRATA.md item 1).
+the paper's printed (negative) gamma (errata item 1).
 """
 
 from __future__ import annotations
@@ -57,6 +57,15 @@ class HalvedNoiseMechanism(KNormMechanism):
 
     The privacy loss is then 2 eps (a sampler bug, as in a missing factor 2).
     For audits only.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K of the noise.
+    sensitivity : float or Sensitivity
+        The claimed Delta.
+    epsilon : float
+        The claimed budget.
     """
 
     def __init__(self, ball, sensitivity, epsilon):
@@ -71,7 +80,17 @@ class EpsilonIgnoringMechanism(KNormMechanism):
     """DELIBERATELY BROKEN: noise of scale Delta whatever epsilon (as if eps were 1).
 
     Its privacy loss is 1 for every claimed epsilon; the bug of samplers whose
-    noise "did not change with epsilon" (STYLE.md, known pitfalls). For audits only.
+    noise "did not change with epsilon" (a pitfall reported in the issue trackers
+    of DP libraries). For audits only.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K of the noise.
+    sensitivity : float or Sensitivity
+        The claimed Delta.
+    epsilon : float
+        The claimed budget, which the noise ignores.
     """
 
     def __init__(self, ball, sensitivity, epsilon):
@@ -86,9 +105,12 @@ class EpsilonIgnoringMechanism(KNormMechanism):
 class AuditCase:
     """One row of the suite.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
     name : str
+        Name of the row, shown in the table.
     build : callable
         For K-norm mechanisms: () -> (mechanism, space or None); a space gives
         the adversarial neighbours of the data domain, None audits against the
@@ -99,12 +121,13 @@ class AuditCase:
         The privacy loss the mechanism really has on its worst neighbours (from
         the theory), for the table; None when only an upper bound (the claim)
         is known.
-    sound : bool
+    sound : bool, default True
         Whether the mechanism is eps-DP for its claimed eps (the audit must pass),
         or deliberately broken (the audit must report a violation).
-    sample_factor : float
+    sample_factor : float, default 1.0
         Multiplier of the suite's sample size (expensive samplers use fewer).
-    kind : {'knorm', 'custom'}
+    kind : {'knorm', 'custom'}, default 'knorm'
+        How ``build`` is called (see above).
     """
 
     name: str
@@ -184,7 +207,7 @@ _LOGISTIC_Y = np.array([1, 0])
 
 
 def _printed_gamma(lam, epsilon, q):
-    """The paper's printed gamma = lambda / (exp(eps (q - 1)) - 1): NEGATIVE for q < 1 (ERRATA.md item 1)."""
+    """The paper's printed gamma = lambda / (exp(eps (q - 1)) - 1): NEGATIVE for q < 1 (errata item 1)."""
     return lam / np.expm1(epsilon * (q - 1.0))
 
 
@@ -251,7 +274,15 @@ def _have_module(name):
 
 
 def estimator_cases():
-    """Rows for the private estimators that are available (empty if none is)."""
+    """Return the rows of the private estimators that are available.
+
+    Returns
+    -------
+    list of AuditCase
+        Objective-perturbation logistic regression (sound, and broken with the
+        printed gamma) and functional-mechanism linear regression; empty if no
+        estimator module is available.
+    """
     cases = []
     if _have_module("knorm.models.logistic"):
         cases += [
@@ -292,7 +323,7 @@ def estimator_cases():
 
 
 def standard_cases(*, estimators=True):
-    """The suite: sound mechanisms (audit must pass) then broken ones (audit must fail).
+    """Return the suite: sound mechanisms (audit must pass) then broken ones (audit must fail).
 
     Parameters
     ----------
@@ -303,6 +334,8 @@ def standard_cases(*, estimators=True):
     Returns
     -------
     list of AuditCase
+        The K-norm mechanism rows (sound ones first, then broken ones), then the
+        estimator rows.
     """
     return _mechanism_cases() + (estimator_cases() if estimators else [])
 
@@ -332,7 +365,25 @@ def _mechanism_cases():
 
 
 def run_case(case, *, n_samples, confidence, rng):
-    """Build and audit one case; returns its :class:`AuditResult` (labelled with the case name)."""
+    """Build and audit one case of the suite.
+
+    Parameters
+    ----------
+    case : AuditCase
+        The row.
+    n_samples : int
+        The suite's outputs per side, scaled by ``case.sample_factor`` (at least
+        1000 are used).
+    confidence : float
+        Confidence level of the lower bound.
+    rng : None, int, SeedSequence or Generator
+        Randomness of the audit.
+
+    Returns
+    -------
+    AuditResult
+        The audit, labelled with the case name.
+    """
     n = max(1000, int(round(case.sample_factor * n_samples)))
     if case.kind == "custom":
         return dataclasses.replace(case.build(n, confidence, rng), label=case.name)
@@ -341,9 +392,24 @@ def run_case(case, *, n_samples, confidence, rng):
 
 
 def run_suite(*, n_samples=1_000_000, confidence=0.999, seed=20261121, cases=None):
-    """Audit every case of the suite; returns a list of (case, AuditResult).
+    """Audit every case of the suite.
 
-    Case i uses the seed (seed, i), so any row can be reproduced alone.
+    Parameters
+    ----------
+    n_samples : int, default 1000000
+        Outputs per side and per neighbour pair, before each case's ``sample_factor``.
+    confidence : float, default 0.999
+        Confidence of each lower bound: a sound row fails with probability at most
+        1 - confidence.
+    seed : int, default 20261121
+        Root seed; case i uses the seed (seed, i), so any row can be reproduced alone.
+    cases : list of AuditCase, optional
+        The rows; :func:`standard_cases` by default.
+
+    Returns
+    -------
+    list of (AuditCase, AuditResult)
+        Each case with its audit, in order.
     """
     cases = standard_cases() if cases is None else cases
     return [
@@ -365,7 +431,19 @@ _TABLE_HEAD = (
 
 
 def table_rows(rows):
-    """Return the cells of the suite's table, one tuple of strings per (case, AuditResult) row."""
+    """Return the cells of the suite's table, one tuple of strings per row.
+
+    Parameters
+    ----------
+    rows : list of (AuditCase, AuditResult)
+        The output of :func:`run_suite`.
+
+    Returns
+    -------
+    list of tuple of str
+        Mechanism, claimed eps, true eps, eps lower bound, verdict, expected verdict,
+        test outputs per side and seconds.
+    """
     out = []
     for case, res in rows:
         expected = "pass" if case.sound else "VIOLATION"
@@ -386,7 +464,18 @@ def table_rows(rows):
 
 
 def format_table(rows):
-    """Return a markdown table of (case, AuditResult) rows."""
+    """Format the results of :func:`run_suite` as a markdown table.
+
+    Parameters
+    ----------
+    rows : list of (AuditCase, AuditResult)
+        The output of :func:`run_suite`.
+
+    Returns
+    -------
+    str
+        A header and one line per row (see :func:`table_rows`).
+    """
     lines = ["| " + " | ".join(_TABLE_HEAD) + " |", "|" + "|".join("---" for _ in _TABLE_HEAD) + "|"]
     lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
     return "\n".join(lines)

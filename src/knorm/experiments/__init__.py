@@ -15,7 +15,22 @@ __all__ = ["Claim", "Config", "EXPERIMENTS", "Result", "run_experiments"]
 
 
 def run_experiments(names, config, *, echo=print):
-    """Run experiments by name, write their CSV and PNG files, and return the results."""
+    """Run experiments by name, write their CSV and PNG files, and return the results.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Keys of :data:`EXPERIMENTS`, run in the order given.
+    config : Config
+        The run's settings; files go to ``config.out``, which is created.
+    echo : callable, default print
+        Receives each experiment's summary and claims table as text.
+
+    Returns
+    -------
+    list of Result
+        One result per name, in order.
+    """
     import importlib
 
     config.out.mkdir(parents=True, exist_ok=True)

@@ -27,20 +27,22 @@ __all__ = [
 class Config:
     """Settings of one reproduction run.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    quick : bool
+    quick : bool, default False
         Small replicate counts, for a run of every experiment in under 2 minutes.
-    out : Path
-        Folder for CSV and PNG files.
-    jobs : int
+    out : str or Path, default Path("knorm-results")
+        Folder for CSV and PNG files (stored as a Path).
+    jobs : int, default 1
         Worker processes.
-    seed : int
+    seed : int, default 2021
         Root seed; every task derives its own stream from (seed, experiment, task),
         so results do not depend on ``jobs`` or on the order tasks finish.
-    data, target : str or None
+    data, target : str or None, default None
         A CSV and its response column for the ``realdata`` experiment.
-    progress : bool
+    progress : bool, default True
         Show progress bars (on stderr).
     """
 
@@ -60,23 +62,26 @@ class Config:
 class Claim:
     """A statement set beside our reproduced value.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
     experiment : str
-        The experiment that tests it.
+        Name of the experiment making the claim.
     claim : str
         The statement.
     paper : str
-        What the paper says ('not in paper' for our own claims).
+        The paper's value or answer ('not in paper' for our own claims).
     ours : str
-        What we measured ('not run' when the run skipped it).
+        The reproduced value or answer ('not run' when the run skipped it).
     agrees : bool or None
-        Whether it holds; None for context rows and claims not run.
-    note : str
-        How agreement is judged, or why it differs.
-    source : {'paper', 'ours'}
+        Whether they agree by the rule in ``note``; None for context rows that are
+        not a test, and for claims not run.
+    note : str, default ""
+        The agreement rule, or why we differ.
+    source : {'paper', 'ours'}, default 'paper'
         A claim of the paper, or our own beyond it.
-    run : bool
+    run : bool, default True
         False when this run did not test it (quick mode).
     """
 
@@ -108,7 +113,23 @@ def skipped_claims(claims, run_setting, skipped_settings, reason):
 
 @dataclass
 class Result:
-    """What an experiment produced."""
+    """What an experiment produced.
+
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    name : str
+        Name of the experiment.
+    tables : dict of str to pandas.DataFrame, default {}
+        Tables by name, also written as CSV files.
+    figures : list of Path, default []
+        PNG files written.
+    summary : str, default ""
+        Text printed after the run.
+    claims : list of Claim, default []
+        The paper's statements beside the reproduced values.
+    """
 
     name: str
     tables: dict = field(default_factory=dict)  # name -> pandas DataFrame (also written as CSV)

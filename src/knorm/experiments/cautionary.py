@@ -34,12 +34,24 @@ PAPER_VARIANCES = {"K": (40068.37, 3.99), "H": (24139.87, 242.09)}
 
 
 def rectangle():
-    """K = [-100, 100] x [-1, 1]."""
+    """Return the rectangle K = [-100, 100] x [-1, 1] of the cautionary example.
+
+    Returns
+    -------
+    Polytope
+        The rectangle, from its 4 halfspaces.
+    """
     return Polytope.from_halfspaces(np.vstack([np.eye(2), -np.eye(2)]), [100.0, 1.0, 100.0, 1.0])
 
 
 def diamond():
-    """H = {|x|/110 + |y|/11 <= 1}."""
+    """Return the diamond H = {|x|/110 + |y|/11 <= 1} of the cautionary example.
+
+    Returns
+    -------
+    Polytope
+        The diamond, the symmetric hull of (110, 0) and (0, 11).
+    """
     return Polytope.from_points([[110.0, 0.0], [0.0, 11.0]])
 
 
@@ -49,6 +61,20 @@ EXACT_VARIANCES = {"K": (12 * 100.0**2 / 3, 12 * 1.0 / 3), "H": (12 * 110.0**2 /
 
 
 def run(config):
+    """Run the ``cautionary`` experiment: losses and marginal variances of the K- and H-mechs.
+
+    Parameters
+    ----------
+    config : Config
+        The run's settings (``quick`` draws 20,000 noise vectors instead of 100,000).
+
+    Returns
+    -------
+    Result
+        Tables of expected l_inf, l2 and l1 losses and of marginal variances
+        (Monte Carlo of the public noise laws, sensitivity 1, eps = 1), beside the
+        paper's Table "loss".
+    """
     import pandas as pd
 
     n = 20_000 if config.quick else 100_000

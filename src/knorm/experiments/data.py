@@ -30,10 +30,16 @@ QUANTILES = (0.0001, 0.9999)
 
 
 def shared_data_dir():
-    """``../shared/data`` beside the project root, or None when absent.
+    """Return the folder ``../shared/data`` beside the project root, or None when absent.
 
     Looked up from the current directory and from this file's checkout, so an
     installed package run from the project root finds it too.
+
+    Returns
+    -------
+    Path or None
+        The first ``shared/data`` folder found beside the current directory or one
+        of this file's parent folders.
     """
     here = Path(__file__).resolve()
     for base in (Path.cwd(), *here.parents):
@@ -60,7 +66,27 @@ def housing_path():
 
 @dataclass
 class PreparedData:
-    """Predictors and response rescaled to [-1, 1], with the preprocessing record."""
+    """Predictors and response rescaled to [-1, 1], with the preprocessing record.
+
+    Returned by :func:`prepare_regression_data`; each parameter is kept as the
+    attribute of the same name.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Predictors in [-1, 1].
+    y : ndarray of shape (n,)
+        Response in [-1, 1].
+    feature_names : list of str
+        Names of the p predictors ('log col' for logged columns, 'col=level' for
+        indicators).
+    target : str
+        Name of the response column.
+    n_dropped_missing : int
+        Rows dropped for missing values.
+    notes : list of str
+        What the preprocessing did, including that its quantiles are NOT private.
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -71,12 +97,37 @@ class PreparedData:
 
 
 def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES, max_levels=10):
-    """The Section 5.3 pipeline: logs, quantile truncation, rescaling to [-1, 1].
+    """Prepare a CSV for regression as in Section 5.3: logs, quantile truncation, rescaling.
 
     Rows with missing values are dropped (and counted); non-numeric columns with
     at most ``max_levels`` levels are one-hot encoded (the first level dropped),
     others raise an error naming the column. The truncation quantiles come from
     the data and are NOT private, as in the paper: the output says so.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+    target : str
+        Name of the numeric response column.
+    log_columns : iterable of str, default ()
+        Columns (the response included) replaced by their natural log.
+    quantiles : pair of float, default (0.0001, 0.9999)
+        Lower and upper quantiles at which every column is truncated before
+        rescaling (indicators keep both levels).
+    max_levels : int, default 10
+        Largest number of levels of a non-numeric column that is one-hot encoded.
+
+    Returns
+    -------
+    PreparedData
+        Predictors and response in [-1, 1], with the feature names and notes.
+
+    Raises
+    ------
+    ValueError
+        For a missing target, a non-numeric target, a non-numeric column with too
+        many levels, fewer than 2 complete rows, or non-finite values after logs.
     """
     import pandas as pd
 

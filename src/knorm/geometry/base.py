@@ -31,8 +31,26 @@ class NotANormBallError(ValueError):
 class Volume(float):
     """A volume (or log-volume) that says whether it is exact.
 
-    Behaves as a float. ``exact`` is False for Monte Carlo estimates, whose
-    standard error is ``stderr``; ``method`` says how the value was obtained.
+    Behaves as a float; the keyword parameters are kept as attributes.
+
+    Parameters
+    ----------
+    value : float
+        The volume, or its natural log.
+    exact : bool
+        False for Monte Carlo estimates.
+    stderr : float, default 0.0
+        Standard error of an estimate (0 when exact).
+    method : str, default ""
+        How the value was obtained.
+
+    Examples
+    --------
+    >>> v = Volume(4.0, exact=False, stderr=0.1, method="Monte Carlo")
+    >>> float(v) * 2, v.exact
+    (8.0, False)
+    >>> round(float(v.log()), 4), v.log().stderr
+    (1.3863, 0.025)
     """
 
     exact: bool
@@ -52,13 +70,28 @@ class Volume(float):
         return f"Volume({float(self)!r} ± {self.stderr:.3g}, estimate, {self.method})"
 
     def log(self):
-        """The natural log, with the standard error carried by the delta method."""
+        """Return the natural log, with the standard error carried by the delta method.
+
+        Returns
+        -------
+        Volume
+            The log of the value, with standard error stderr / value and the same
+            ``exact`` and ``method``.
+        """
         return Volume(math.log(self), exact=self.exact, stderr=self.stderr / float(self), method=self.method)
 
 
 @dataclass
 class RejectionStats:
-    """Counts of a rejection sampler, so its acceptance rate is observable."""
+    """Counts of a rejection sampler, so its acceptance rate is observable.
+
+    Parameters
+    ----------
+    proposed : int, default 0
+        Candidate points drawn so far.
+    accepted : int, default 0
+        Candidates that fell in the set.
+    """
 
     proposed: int = 0
     accepted: int = 0
@@ -77,6 +110,26 @@ class NormBall(ABC):
     which receive checked float arrays. The defaults sample by rejection from the
     bounding box (exact, with its acceptance rate recorded in
     :attr:`sampler_stats`) and estimate the volume by Monte Carlo.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension m.
+
+    Attributes
+    ----------
+    dim : int
+        Dimension m.
+    sampler_stats : RejectionStats
+        Counts of the rejection sampler, shared by scalings of the ball.
+    estimated : bool
+        True for balls built from samples (e.g. a sampled inner hull of S_T);
+        mechanisms refuse them unless the caller accepts the risk explicitly.
+
+    References
+    ----------
+    Paper Section 2, Definition "norm ball": a convex, bounded, absorbing set
+    symmetric about 0, whose gauge is a norm.
     """
 
     dim: int
@@ -90,18 +143,53 @@ class NormBall(ABC):
 
     # -- public, validating API -------------------------------------------
     def norm(self, u):
-        """The gauge ||u||_K = inf{c >= 0 : u in cK}, over the last axis of ``u``."""
+        """Return the gauge ||u||_K = inf{c >= 0 : u in cK}, over the last axis of ``u``.
+
+        Parameters
+        ----------
+        u : array_like of shape (dim,) or (..., dim)
+            Points of R^m, with finite entries.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            The norm of each point.
+        """
         return self._gauge(check_vectors(u, self.dim, "u", type(self).__name__))
 
     def contains(self, u):
-        """Whether each row of ``u`` lies in K (closed ball)."""
+        """Return whether each row of ``u`` lies in K (a closed ball).
+
+        Parameters
+        ----------
+        u : array_like of shape (dim,) or (..., dim)
+            Points of R^m, with finite entries.
+
+        Returns
+        -------
+        bool or ndarray of bool, shape (...)
+            True where ||u||_K <= 1.
+        """
         return self._contains(check_vectors(u, self.dim, "u", type(self).__name__))
 
     def support(self, c):
-        """The support function h_K(c) = max_{u in K} c.u, over the last axis of ``c``.
+        """Return the support function h_K(c) = max_{u in K} c.u, over the last axis of ``c``.
 
-        Raises NotImplementedError for balls whose support function is unknown
-        (membership-oracle balls).
+        Parameters
+        ----------
+        c : array_like of shape (dim,) or (..., dim)
+            Directions, with finite entries.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            The support function at each direction, which is the dual norm ||c||_{K°}.
+
+        Raises
+        ------
+        NotImplementedError
+            For balls whose support function is unknown (membership-oracle balls);
+            :attr:`has_support` tells in advance.
         """
         return self._support(check_vectors(c, self.dim, "c", type(self).__name__))
 
@@ -121,22 +209,67 @@ class NormBall(ABC):
         return self._cache_key()
 
     def bounding_box(self):
-        """Half-widths b with K inside the box [-b, b] (a certified bound)."""
+        """Return half-widths b with K inside the box [-b, b] (a certified bound).
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+            Positive half-widths, one per coordinate.
+        """
         return np.array(self._bounding_box(), dtype=float)
 
     def volume(self, *, rng=None, n_samples=200_000):
-        """Lebesgue volume of K as a :class:`Volume` (exact, or labelled estimate).
+        """Return the Lebesgue volume of K, exact or as a labelled estimate.
 
-        ``rng`` and ``n_samples`` are used only by Monte Carlo estimates.
+        Parameters
+        ----------
+        rng : None, int, SeedSequence or Generator
+            Randomness of a Monte Carlo estimate (unused when the volume is exact).
+        n_samples : int, default 200000
+            Points of the bounding box drawn by a Monte Carlo estimate (at least 2).
+
+        Returns
+        -------
+        Volume
+            Exact where the ball has a closed form or an exact algorithm; otherwise a
+            Monte Carlo estimate (by default the box volume times the fraction of
+            uniform box points in K), with ``exact=False`` and its standard error.
         """
         return self._volume(check_rng(rng), check_count(n_samples, "n_samples", type(self).__name__))
 
     def log_volume(self, *, rng=None, n_samples=200_000):
-        """Natural log of :meth:`volume`, computed without overflow where exact."""
+        """Return the natural log of :meth:`volume`, computed without overflow where exact.
+
+        Parameters
+        ----------
+        rng : None, int, SeedSequence or Generator
+            Randomness of a Monte Carlo estimate (unused when the volume is exact).
+        n_samples : int, default 200000
+            Points of the bounding box drawn by a Monte Carlo estimate (at least 2).
+
+        Returns
+        -------
+        Volume
+            The log-volume; an estimate carries the delta-method standard error.
+        """
         return self._log_volume(check_rng(rng), check_count(n_samples, "n_samples", type(self).__name__))
 
     def sample_uniform(self, n, *, rng=None):
-        """Draw ``n`` points uniformly from K, exactly. Returns shape (n, dim)."""
+        """Draw ``n`` points uniformly from K, exactly (no MCMC).
+
+        Parameters
+        ----------
+        n : int
+            Number of points (>= 0).
+        rng : None, int, SeedSequence or Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (n, dim)
+            The points; by default drawn by rejection from the bounding box, with
+            counts in :attr:`sampler_stats`.
+        """
         n = check_count(n, "n", type(self).__name__)
         return self._sample_uniform(n, check_rng(rng))
 
@@ -151,6 +284,7 @@ class NormBall(ABC):
         Returns
         -------
         ScaledBall
+            The ball factor * K, with gauge ||u||_K / factor.
         """
         return ScaledBall(self, factor)
 
@@ -246,6 +380,16 @@ class ScaledBall(NormBall):
     vol(cK) = c^m vol(K) (change of variables, as in the proof of the paper's
     Lemma on Lebesgue measure under linear maps) and h_{cK}(u) = c h_K(u); uniform
     sampling maps through u -> c u, so it is as exact as the base sampler.
+    Scaling a ScaledBall multiplies the factors, so scalings never nest.
+
+    Examples
+    --------
+    >>> from knorm.geometry import LpBall
+    >>> ball = ScaledBall(LpBall(2, 1), 2.0)  # also LpBall(2, 1).scaled(2.0) or 2.0 * LpBall(2, 1)
+    >>> float(ball.norm([1.0, 1.0])), float(ball.volume())
+    (1.0, 8.0)
+    >>> ball.scaled(3.0)
+    6 * LpBall(dim=2, p=1, radius=1)
     """
 
     base: NormBall
@@ -279,6 +423,7 @@ class ScaledBall(NormBall):
 
     @property
     def has_support(self):
+        """Whether :meth:`support` is available (it is when the base ball's is)."""
         return self.base.has_support
 
     def _bounding_box(self):

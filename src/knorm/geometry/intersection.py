@@ -47,14 +47,14 @@ class IntersectionBall(NormBall):
     in which membership evaluates the constraints in order and each one only on
     the candidates still alive.
 
-    This is the structure of the paper's Section 5.1 K_T read as in ERRATA item 5:
+    This is the structure of the paper's Section 5.1 K_T read as in errata item 5:
     every (u_xj, u_xjxj) in K_2 and every (u_xj, u_xk, u_xjxk) and (u_xj, u_y,
     u_xjy) in K_3. That K_T is a valid ball containing the sensitivity space, but
     an outer approximation of its convex hull.
 
     References
     ----------
-    Awan & Slavkovic (2021), Section 5.1; ERRATA.md item 5.
+    Awan & Slavkovic (2021), Section 5.1; errata item 5.
 
     Examples
     --------

@@ -67,6 +67,22 @@ class LpBall(NormBall):
     radius ||c||_{p*} (Hoelder). Uniform sampling is exact (Barthe, Guedon,
     Mendelson & Naor 2005): with Y_i iid of density proportional to
     exp(-|y|^p) and W ~ Exp(1), Y / (||Y||_p^p + W)^{1/p} is uniform on the unit ball.
+
+    References
+    ----------
+    Paper Section 3.5 (Proposition on l_p volumes, after Wang 2005); Barthe,
+    Guedon, Mendelson & Naor (2005), "A probabilistic approach to the geometry of
+    the l_p^n-ball", Annals of Probability 33(2).
+
+    Examples
+    --------
+    >>> ball = LpBall(3, p=2)
+    >>> float(ball.norm([3.0, 4.0, 0.0])), round(float(ball.volume()), 4)  # 4 pi / 3
+    (5.0, 4.1888)
+    >>> float(LpBall(2, p=1, radius=2.0).support([1.0, -3.0]))  # 2 ||c||_inf
+    6.0
+    >>> ball.sample_uniform(4, rng=0).shape
+    (4, 3)
     """
 
     def __init__(self, dim, p, radius=1.0):

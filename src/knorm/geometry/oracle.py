@@ -130,7 +130,8 @@ class OracleBall(NormBall):
 
         Returns
         -------
-        self
+        OracleBall
+            This ball, unchanged, when no violation was found.
 
         Raises
         ------

@@ -24,7 +24,7 @@ class K2Ball(NormBall):
 
     Notes
     -----
-    ERRATA item 3: the appendix prints 2 - (1 - u1)^2 (no factor 2), a valid but
+    Errata item 3: the appendix prints 2 - (1 - u1)^2 (no factor 2), a valid but
     larger ball of area 44/3; the correct set, used here, has area 40/3.
 
     By the symmetries u1 -> -u1 and u2 -> -u2 take a = |u1|, b = |u2|. The
@@ -43,8 +43,8 @@ class K2Ball(NormBall):
 
     References
     ----------
-    Awan & Slavkovic (2021), Example 2.1 and Section 5.1; ERRATA.md items 3
-    and "Facts worth having" (vol(Hull S_T) = 40/3).
+    Awan & Slavkovic (2021), Example 2.1 and Section 5.1; errata item 3 and
+    errata, facts (vol(Hull S_T) = 40/3).
 
     Examples
     --------
@@ -99,7 +99,7 @@ class K2Ball(NormBall):
 
 
 def k3_ball(*, name="K_3"):
-    """K_3 = {u in [-2, 2]^3 : |u1| + |u2| + |u3| <= 4}, as a :class:`Polytope`.
+    """Return K_3 = {u in [-2, 2]^3 : |u1| + |u2| + |u3| <= 4}, as a :class:`Polytope`.
 
     The convex hull of the sensitivity space of (sum X_i, sum Y_i, sum X_i Y_i)
     for X_i, Y_i in [-1, 1]: a cuboctahedron with the 12 vertices obtained by
@@ -113,10 +113,11 @@ def k3_ball(*, name="K_3"):
     Returns
     -------
     Polytope
+        K_3 from its 14 halfspaces: exact gauge, support function and volume.
 
     References
     ----------
-    Awan & Slavkovic (2021), Section 5.1; ERRATA.md, "Facts worth having" (K_3).
+    Awan & Slavkovic (2021), Section 5.1; errata, facts (K_3).
 
     Examples
     --------

@@ -22,21 +22,23 @@ __all__ = ["MechanismChoice", "choose_mechanism", "default_candidates"]
 
 @dataclass
 class MechanismChoice:
-    """The chosen mechanism and the evidence for it.
+    """The chosen mechanism and the evidence for it, as returned by :func:`choose_mechanism`.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
     name : str
         Name of the chosen candidate.
     mechanism : KNormMechanism
-        Ready to ``release``.
+        The chosen mechanism, ready to ``release``.
     report : RankingReport
         All certified candidates in the volume order.
-    seconds_per_draw : dict
+    seconds_per_draw : dict of str to float, default {}
         Measured sampling time per noise vector for each candidate tried.
-    skipped : dict
+    skipped : dict of str to str, default {}
         Candidates left out, with the reason (no certified sensitivity, too slow).
-    gain : float
+    gain : float, default nan
         Equivalent epsilon factor of the chosen mechanism against l1 (Laplace):
         l1 needs ``gain`` times the budget for the same entropy (nan if l1 absent).
     """
@@ -57,7 +59,19 @@ class MechanismChoice:
 
 
 def default_candidates(space):
-    """l1, l2, l_inf, the known hull of S_T, and the space's extra candidates."""
+    """Return the candidate balls of :func:`choose_mechanism` for a sensitivity space.
+
+    Parameters
+    ----------
+    space : SensitivitySpace
+        The statistic's sensitivity space, of dimension m.
+
+    Returns
+    -------
+    dict of str to NormBall
+        The unit balls 'l1', 'l2' and 'linf' of R^m, the known hull of S_T as
+        'hull' (when ``space.hull`` is set), and the space's own ``candidates``.
+    """
     m = space.dim
     cands = {"l1": LpBall(m, 1), "l2": LpBall(m, 2), "linf": LpBall(m, math.inf)}
     if space.hull is not None:
@@ -79,12 +93,38 @@ def choose_mechanism(space, epsilon, candidates=None, *, time_budget=0.05, rng=N
         Defaults to :func:`default_candidates`. User balls may be added.
     time_budget : float, default 0.05
         Largest acceptable mean time, in seconds, to draw one noise vector.
-    rng : None, int or Generator
-        Used for the timing draws only.
+    rng : None, int, SeedSequence or Generator
+        Used for the timing draws only (64 draws of the public noise law per
+        candidate; no data).
 
     Returns
     -------
     MechanismChoice
+        The first candidate in the volume order that samples within
+        ``time_budget``, with the ranking, the timings and the skipped candidates.
+
+    Raises
+    ------
+    ValueError
+        If no candidate has a certified sensitivity, or none samples within
+        ``time_budget``.
+
+    Notes
+    -----
+    The hull of S_T is optimal in both the containment and the volume order (paper
+    Theorem "Optimal K-mech"). Candidates are ranked by vol(Delta_K K) (paper
+    Definition "Containment and Volume Orders"), with Delta_K certified by
+    :meth:`SensitivitySpace.sensitivity`; a candidate without a certified
+    sensitivity is skipped, never estimated.
+
+    Examples
+    --------
+    Paper Example 2.1, where the hull K_2 (Delta = 1) beats every l_p ball:
+
+    >>> from knorm.sensitivity import squared_statistic_space
+    >>> choice = choose_mechanism(squared_statistic_space(), epsilon=1.0, time_budget=1.0, rng=0)
+    >>> choice.name, choice.mechanism.sensitivity.value, round(choice.gain, 2)
+    ('hull', 1.0, 1.21)
     """
     if not isinstance(space, SensitivitySpace):
         raise TypeError(

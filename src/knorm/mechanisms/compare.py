@@ -31,14 +31,17 @@ _TOL = 1e-9
 
 @dataclass(frozen=True)
 class ContainmentResult:
-    """Answer to "is Delta_K K inside Delta_H H?".
+    """Answer to "is Delta_K K inside Delta_H H?", as returned by :func:`containment`.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name; the result is true
+    in a boolean context exactly when ``contained`` is.
+
+    Parameters
     ----------
     contained : bool
         The answer.
     ratio : float
-        sup over Delta_K K of ||u||_{Delta_H H} (exact), or the largest value
+        The supremum over Delta_K K of ||u||_{Delta_H H} (exact), or the largest value
         found by a search (a lower bound). Containment holds iff ratio <= 1.
     proved : bool
         True if the answer is certain: either ``ratio`` is exact, or a witness
@@ -46,7 +49,7 @@ class ContainmentResult:
         which is NOT a proof of containment.
     method : str
         How the ratio was obtained.
-    witness : ndarray or None
+    witness : ndarray or None, default None
         A point of Delta_K K where the ratio is attained (or the best found).
     """
 
@@ -129,22 +132,38 @@ def containment(first, second, *, rng=None, n_search=20_000):
     ----------
     first, second : KNormMechanism or (NormBall, float)
         The mechanisms (or balls with their sensitivities) K and H.
-    rng : None, int or Generator
+    rng : None, int, SeedSequence or Generator
         Used only by the falsification search.
-    n_search : int
+    n_search : int, default 20000
         Number of boundary points tried by the search.
 
     Returns
     -------
     ContainmentResult
+        Whether Delta_K K lies inside Delta_H H, the ratio sup over Delta_K K of
+        ||u||_{Delta_H H}, whether the answer is proved, and a witness point.
 
     Notes
     -----
     Exact for pairs of l_p balls, for a polytope K (maximum of the convex gauge
     of H over its vertices), and for K with a support function against a
-    polytope, an l_inf ball, or (m <= 16) an l1 ball. Otherwise a falsification
+    polytope, an l_inf ball, or (m <= 14) an l1 ball. Otherwise a falsification
     search runs: it proves non-containment when it finds a witness, and
     otherwise says that containment is not proved.
+
+    The K-mech is preferred to the H-mech in the containment order when the answer
+    is yes (paper Definition "Containment and Volume Orders"; Theorems "Stochastic
+    Tightness of K-mechs" and "Conditional Variance of K-mechs").
+
+    Examples
+    --------
+    Paper Example 2.1 at the naive radii: 2 B_inf lies inside 4 B_1 (touching it).
+
+    >>> import math
+    >>> from knorm.geometry import LpBall
+    >>> res = containment((LpBall(2, math.inf), 2.0), (LpBall(2, 1), 4.0))
+    >>> res.contained, res.ratio, res.proved
+    (True, 1.0, True)
     """
     (k, dk), (h, dh) = _as_pair(first, "first"), _as_pair(second, "second")
     # Checked up front, so that a bad value is refused whichever path runs.
@@ -170,7 +189,10 @@ def containment(first, second, *, rng=None, n_search=20_000):
 class RankingReport:
     """Mechanisms ranked by the volume order, with containment on demand.
 
-    Attributes
+    Returned by :func:`rank_mechanisms`; each parameter is kept as the attribute of
+    the same name.
+
+    Parameters
     ----------
     rows : list of dict
         One row per mechanism, best first: name, dim, sensitivity, log_volume
@@ -178,7 +200,7 @@ class RankingReport:
         (vol(Delta K) / vol(best))^(1/m) is how much more budget a mechanism
         needs to match the best one's entropy (paper Proposition "Entropy of
         K-mech": entropy depends on eps only through m log(Delta/eps)).
-    mechanisms : dict
+    mechanisms : dict of str to KNormMechanism
         The mechanisms by name.
     """
 
@@ -191,16 +213,46 @@ class RankingReport:
         return self.rows[0]["name"]
 
     def containment(self, a, b, **kwargs):
-        """:func:`containment` of mechanism ``a`` in mechanism ``b``."""
+        """Decide whether mechanism ``a`` is inside mechanism ``b`` (see :func:`containment`).
+
+        Parameters
+        ----------
+        a, b : str
+            Names of two ranked mechanisms.
+        **kwargs
+            Passed to :func:`containment` (``rng``, ``n_search``).
+
+        Returns
+        -------
+        ContainmentResult
+            Whether Delta_a K_a lies inside Delta_b K_b.
+        """
         return containment(self.mechanisms[a], self.mechanisms[b], **kwargs)
 
     def containment_matrix(self, **kwargs):
-        """Dict (a, b) -> ContainmentResult for every ordered pair a != b."""
+        """Compare every ordered pair of ranked mechanisms in the containment order.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to :func:`containment` (``rng``, ``n_search``).
+
+        Returns
+        -------
+        dict of (str, str) to ContainmentResult
+            The answer for mechanism a inside mechanism b, for every a != b.
+        """
         names = [r["name"] for r in self.rows]
         return {(a, b): self.containment(a, b, **kwargs) for a in names for b in names if a != b}
 
     def to_frame(self):
-        """The rows as a pandas DataFrame (needs pandas)."""
+        """Return the rows as a pandas DataFrame (needs pandas).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per mechanism, best first, indexed by name.
+        """
         import pandas as pd
 
         return pd.DataFrame(self.rows).set_index("name")
@@ -228,6 +280,28 @@ def rank_mechanisms(mechanisms):
     Returns
     -------
     RankingReport
+        The mechanisms sorted by log vol(Delta_K K), smallest first, each with its
+        entropy and epsilon factor against the best.
+
+    Notes
+    -----
+    The K-mech is preferred in the volume order when vol(Delta_K K) is smaller
+    (paper Definition "Containment and Volume Orders"); for equal epsilon this is
+    the entropy order (Theorem "Entropy Ordering", Proposition "Entropy of
+    K-mech"). Volumes are exact where a closed form exists, and otherwise labelled
+    Monte Carlo estimates (``volume_exact`` False).
+
+    Examples
+    --------
+    Paper Example 2.1 with the exact sensitivities Delta_inf = 2 and Delta_1 = 3.125:
+
+    >>> import math
+    >>> from knorm.geometry import LpBall
+    >>> l1 = KNormMechanism(LpBall(2, 1), 3.125, 1.0)
+    >>> linf = KNormMechanism(LpBall(2, math.inf), 2.0, 1.0)
+    >>> report = rank_mechanisms({"l1": l1, "linf": linf})
+    >>> report.best, round(report.rows[1]["epsilon_factor"], 4)
+    ('linf', 1.1049)
     """
     if not isinstance(mechanisms, Mapping):
         raise TypeError(

@@ -99,7 +99,23 @@ class KNormMechanism:
         return self.ball.dim
 
     def sample_noise(self, size=None, *, rng=None):
-        """Draw noise vectors (see :meth:`KNormNoise.sample`)."""
+        """Draw noise vectors of this mechanism's law (see :meth:`KNormNoise.sample`).
+
+        Parameters
+        ----------
+        size : None, int or tuple of int, default None
+            Number (or array shape) of vectors; None draws a single vector.
+        rng : None, int, SeedSequence or Generator
+            Source of the noise. None draws fresh entropy from the operating system.
+
+        Returns
+        -------
+        ndarray
+            Shape (dim,) if ``size`` is None, else (size, dim) (``size + (dim,)`` for a
+            tuple): draws with density proportional to exp(-eps ||v||_K / Delta). They
+            are noise only; values are published through :meth:`release`, which charges
+            the budget.
+        """
         return self.noise.sample(size, rng=check_rng(rng, "KNormMechanism.sample_noise"))
 
     def release(self, value, *, rng=None, accountant=None, label="K-norm release"):
@@ -191,6 +207,8 @@ class KNormMechanism:
         Returns
         -------
         Release
+            The published theta + W (``value``), with ``mechanism='objective perturbation'``
+            and the whole ``epsilon`` as its budget.
 
         Raises
         ------
@@ -291,31 +309,81 @@ class KNormMechanism:
         )
 
     def privacy_loss(self, u):
-        """Privacy loss eps ||u||_K / Delta of a change ``u`` of the statistic.
+        """Return the privacy loss eps ||u||_K / Delta of a change ``u`` of the statistic.
 
+        Parameters
+        ----------
+        u : array_like of shape (m,) or (..., m)
+            Differences T(X) - T(X') of the statistic on neighbouring datasets.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            The worst-case privacy loss of each difference.
+
+        Notes
+        -----
         This is the supremum over outputs z of log f(z - T(X)) / f(z - T(X')) for
         T(X) - T(X') = u, by the triangle inequality, attained on a ray. It is
-        <= eps exactly when u lies in Delta K.
+        <= eps exactly when u lies in Delta K (paper Proposition "K-Norm Mechanism").
         """
         u = check_vectors(u, self.dim, "u", "KNormMechanism.privacy_loss")
         loss = self.epsilon * self.ball._gauge(u) / self.sensitivity.value
         return float(loss) if np.ndim(loss) == 0 else loss
 
     def log_density_ratio(self, z, value, neighbour):
-        """log f(z | value) - log f(z | neighbour): the realised privacy loss at output z."""
+        """Return log f(z | value) - log f(z | neighbour), the realised privacy loss at output z.
+
+        Parameters
+        ----------
+        z : array_like of shape (m,) or (..., m)
+            Outputs of the mechanism.
+        value : array_like of shape (m,)
+            The statistic T(X).
+        neighbour : array_like of shape (m,)
+            The statistic T(X') of a neighbouring dataset.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            (||z - T(X')||_K - ||z - T(X)||_K) eps / Delta; its absolute value is at
+            most :meth:`privacy_loss` of T(X) - T(X').
+        """
         return self.noise.logpdf(np.asarray(z, float) - np.asarray(value, float)) - self.noise.logpdf(
             np.asarray(z, float) - np.asarray(neighbour, float)
         )
 
     def log_volume(self):
-        """log vol(Delta K): the key of the volume order (paper Definition "Containment and Volume Orders")."""
+        """Return log vol(Delta K), the key of the volume order.
+
+        Returns
+        -------
+        Volume
+            The sum m log(Delta) + log vol(K), exact or a labelled Monte Carlo
+            estimate as :meth:`KNormNoise.log_volume` is.
+
+        References
+        ----------
+        Paper Definition "Containment and Volume Orders".
+        """
         lv = self.noise.log_volume()
         return type(lv)(
             float(lv) + self.dim * math.log(self.sensitivity.value), exact=lv.exact, stderr=lv.stderr, method=lv.method
         )
 
     def entropy(self):
-        """Entropy of the noise (paper Proposition "Entropy of K-mech")."""
+        """Return the differential entropy of the noise, in nats.
+
+        Returns
+        -------
+        float
+            The entropy m + log(m!) + log vol(K) + m log(Delta / eps) (see
+            :meth:`KNormNoise.entropy`).
+
+        References
+        ----------
+        Paper Proposition "Entropy of K-mech".
+        """
         return self.noise.entropy()
 
     def __repr__(self):

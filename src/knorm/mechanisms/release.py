@@ -20,12 +20,14 @@ class Release:
     :meth:`KNormMechanism.release` or :meth:`KNormMechanism.release_objective`; the
     estimators keep theirs as ``release_``. It holds only the released value and public
     inputs, so it may be published whole. ``np.asarray(release)`` gives the value.
+    The mechanisms build it; each parameter below is kept as the attribute of the
+    same name.
 
-    Attributes
+    Parameters
     ----------
-    value : ndarray
-        The released vector (read-only): the statistic plus K-norm noise, or the
-        minimiser of the perturbed objective.
+    value : array_like
+        The released vector, stored as a read-only float ndarray: the statistic plus
+        K-norm noise, or the minimiser of the perturbed objective.
     epsilon : float
         The privacy budget this release spent (charged to ``ledger_entry``, if any).
     ball : NormBall
@@ -38,14 +40,14 @@ class Release:
         Delta_K / epsilon of the noise (for objective perturbation, Delta_K / (q epsilon)).
     label : str
         What was released.
-    ledger_entry : LedgerEntry or None
+    ledger_entry : LedgerEntry or None, default None
         The accountant's entry for this release, when one was charged.
-    mechanism : str
+    mechanism : {'K-norm', 'objective perturbation'}, default 'K-norm'
         'K-norm' (additive, paper Proposition "K-Norm Mechanism") or 'objective
         perturbation' (paper Algorithm "Extended Objective Perturbation").
-    sampler : str
-        How the noise was drawn.
-    caveats : tuple of str
+    sampler : str, default ""
+        How the noise was drawn (:attr:`KNormNoise.sampler`).
+    caveats : tuple of str, default ()
         Known limits of the guarantee for this release (for example floating point).
 
     Examples

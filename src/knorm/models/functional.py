@@ -208,7 +208,10 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace"):
 class FunctionalRelease:
     """The one release of the functional mechanism and its post-processing.
 
-    Attributes
+    Returned by :func:`functional_mechanism`; each parameter is kept as the
+    attribute of the same name.
+
+    Parameters
     ----------
     release : Release
         The eps-DP output: the noisy statistic in :class:`RegressionLayout` order.
@@ -221,9 +224,10 @@ class FunctionalRelease:
     n_floored : int
         How many eigenvalues the floor raised (post-processing, so public).
     n_samples : float
-        n (public under replace) or the released noisy count (add/remove).
-    postprocess : str
-        'eigen' or 'pinv'.
+        The number of records n (public under replace) or the released noisy count
+        (add/remove).
+    postprocess : {'eigen', 'pinv'}
+        The post-processing used: the eigenvalue floor or the paper's pseudo-inverse.
     """
 
     release: Release
@@ -249,7 +253,9 @@ class FunctionalRelease:
         Returns
         -------
         coef : ndarray of shape (p,)
+            The coefficients in the original units.
         intercept : float
+            The intercept in the original units (0.0 without one).
         """
         return solve_coefficients(
             self.gram, self.cross, bounds_X, bounds_y, fit_intercept=fit_intercept, pinv=self.postprocess == "pinv"
@@ -298,12 +304,34 @@ def functional_mechanism(
     Returns
     -------
     FunctionalRelease
+        The release of T + V (eps-DP) and the post-processed scaled Gram blocks,
+        from which :meth:`FunctionalRelease.coefficients` solves the regression.
 
     Notes
     -----
     Paper Section 5.1: the noise has density proportional to exp(-eps ||V||_K / Delta_K)
     with Delta_K certified by the sensitivity space; everything after the one release
-    uses only public quantities (n under replace-one, the noise law).
+    uses only public quantities (n under replace-one, the noise law), so it is
+    post-processing (paper Proposition "Postprocessing").
+
+    References
+    ----------
+    Paper Section 5.1 (the statistic, K_T and Eq. DPEstimate); errata item 5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knorm.models import sufficient_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(10_000, 1))
+    >>> y = 0.5 * X[:, 0] + 0.1 * rng.standard_normal(10_000)
+    >>> stats = sufficient_statistics(X, y, bounds_X=(-1, 1), bounds_y=(-1, 1))
+    >>> fm = functional_mechanism(stats.T, stats.n_samples, p=1, norm="kt", epsilon=1.0, rng=0)
+    >>> fm.release.epsilon, fm.release.ball_name, fm.release.sensitivity.value
+    (1.0, 'K_T(p=1)', 1.0)
+    >>> coef, intercept = fm.coefficients(([-1.0], [1.0]), (-1.0, 1.0))
+    >>> coef.round(2)
+    array([0.5])
     """
     check_norm(norm, p, neighbours, _OWNER)
     layout = RegressionLayout(p, neighbours)
@@ -351,7 +379,9 @@ def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=Fal
     Returns
     -------
     coef : ndarray of shape (p,)
+        The coefficients in the original units.
     intercept : float
+        The intercept in the original units (0.0 without one).
 
     Notes
     -----

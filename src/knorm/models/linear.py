@@ -21,7 +21,7 @@ _OWNER = "LinearRegression"
 
 
 class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
-    """epsilon-DP ordinary least squares by the functional mechanism with K-norm noise.
+    """Private (epsilon-DP) ordinary least squares by the functional mechanism with K-norm noise.
 
     Releases T + V once, T the unique entries of X'X and X'Y of the design [1, X]
     in scaled units (paper Section 5.1) and V K-norm noise; the coefficients are
@@ -76,8 +76,10 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     intercept_ : float
         Intercept in the original units (0.0 if ``fit_intercept=False``).
     n_features_in_ : int
+        Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
-        Only when X has string column names (pandas or Dask DataFrame).
+        Names of the features seen in ``fit``, only when X has string column names
+        (pandas or Dask DataFrame).
     norm_ : str
         The norm used ('auto' resolved).
     release_ : Release
@@ -96,7 +98,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         or (n, T') + V with T' the statistic with undoubled squares (add/remove).
         This is the eps-DP output; everything above is computed from it.
     n_samples_ : float
-        n (public under replace), or the released noisy count (add/remove).
+        The number of records n (public under replace), or the released noisy
+        count (add/remove).
     fit_diagnostics_ : FitDiagnostics
         CURATOR-ONLY, NOT private: the exact number of records and of clipped
         entries. Dropped on pickling; never publish it. A fit that clips more
@@ -108,8 +111,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     mapped affinely onto [-1, 1]; T = RegressionLayout(p).from_data(x', y')
     has every entry of replace-one sensitivity 2 (squares doubled). The noise V
     has density proportional to exp(-eps ||V||_K / Delta_K), Delta_K certified
-    by :meth:`SensitivitySpace.sensitivity`: 1 for 'kt' (ERRATA.md item 5),
-    1 + 4e-6 for 'hull' (a certified bound; the exact value is 1), 2 for
+    by :meth:`SensitivitySpace.sensitivity`: 1 for 'kt' (errata item 5), 1 for
+    'cut' (exact: S_T lies inside K_T and inside every exact support plane), 2 for
     'linf', and for 'l1' / 'l2' the smaller of the per-coordinate bound (paper
     Eq. ApproximateSensitivity) and, for d <= 14, the space's own certificate.
     Noise is added once; everything after is post-processing (paper
@@ -118,8 +121,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     *Add/remove neighbours.* The released vector is (n, T') with T' = T with the
     squares not doubled; every coordinate has add/remove sensitivity 1, and its
     sensitivity space is ``SensitivitySpace.additive(..., neighbours='add_remove')``.
-    K_T and the hull ball were derived for replace-one neighbours, so 'kt' and
-    'hull' are refused. eps-add/remove-DP implies 2 eps-replace-DP.
+    K_T and the cut ball were derived for replace-one neighbours, so 'kt' and
+    'cut' are refused. eps-add/remove-DP implies 2 eps-replace-DP.
 
     *Back to original units.* With z' = (1, x', y') and z = (1, x, y) = L z', the
     original Gram blocks are X'X = L1 A L1' and X'y = L1 (A e0 (-c_y) + b) / a_y
@@ -145,7 +148,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     Paper Section 5 (5.1 setup, statistic, K_T and Eq. DPEstimate; 5.2
     simulation; 5.3 housing data), Proposition "Postprocessing", Remark on
-    add/delete-DP; ERRATA.md item 5 (K_T is an outer approximation of the hull).
+    add/delete-DP; errata item 5 (K_T is an outer approximation of the hull).
 
     Examples
     --------
@@ -209,7 +212,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        self
+        LinearRegression
+            This estimator, fitted: ``coef_``, ``intercept_`` and the record of the
+            one release, ``release_``.
         """
         # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
         epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
@@ -276,16 +281,18 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         return p
 
     def predict(self, X):
-        """Predictions X coef_ + intercept_ (no clipping: post-processing).
+        """Predict X coef_ + intercept_ (no clipping: post-processing of the release).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            numpy, pandas, or Dask (the result is then a lazy Dask array).
+            Features in the original units: numpy, pandas, or Dask (the result is
+            then a lazy Dask array).
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            The predicted responses (a Dask array for Dask input).
         """
         check_is_fitted(self, "coef_")
         if is_dask_collection(X):

@@ -27,7 +27,7 @@ _NORMS = {"linf": math.inf, "l2": 2.0, "l1": 1.0}
 
 
 class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """epsilon-DP binary logistic regression by extended objective perturbation.
+    """Private (epsilon-DP) binary logistic regression by extended objective perturbation.
 
     Releases theta_DP = argmin (1/n) sum_i l(theta; x_i, y_i) + gamma/(2n) ||theta||^2
     + V'theta / n, with V drawn from the K-norm mechanism of the gradient sensitivity
@@ -85,15 +85,16 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (2,)
         The labels; ``classes_[1]`` is the positive class.
     n_features_in_ : int
+        Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
-        Only when X has string column names.
+        Names of the features seen in ``fit``, only when X has string column names.
     release_ : Release
         The record of the one release: theta_DP in the scaled coordinates, with its
         privacy terms.
     sensitivity_ : Sensitivity
         Certified gradient sensitivity Delta_K.
     gamma_ : float
-        The regularisation gamma (ERRATA.md item 1).
+        The regularisation gamma (errata item 1).
     q_ : float
         The q used (resolved from 'auto').
     epsilon_ : float
@@ -106,7 +107,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     Notes
     -----
     *Mechanism* (paper Algorithm "Extended Objective Perturbation", Theorem
-    "Extended Objective Perturbation"; ERRATA.md item 1). In the scaled
+    "Extended Objective Perturbation"; errata item 1). In the scaled
     coordinates below, every record has x in [-1, 1]^m and y in {0, 1}, and:
 
     1. lambda = m / 4 bounds the eigenvalues of the per-record Hessian
@@ -115,7 +116,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     2. Delta_K >= sup ||grad l(theta; z) - grad l(theta; z')||_K over records and
        theta, from :func:`~knorm.sensitivity.logistic_gradient_space` (paper
        Section 4.1): 2 for l_inf, 2 sqrt(m) for l2, 2m for l1.
-    3. gamma = lambda / (exp(eps (1 - q)) - 1), the corrected formula (ERRATA.md
+    3. gamma = lambda / (exp(eps (1 - q)) - 1), the corrected formula (errata
        item 1; the printed one is negative and breaks privacy).
     4. V has density proportional to exp(-eps_op q ||V||_K / Delta_K), where
        eps_op = 0.99 eps is the share of objective perturbation proper.
@@ -174,7 +175,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     Paper Section 4 (Algorithm "Extended Objective Perturbation" and its theorem,
     proved in the appendix), Section 4.1 (logistic loss, lambda = m/4, sensitivity
     space), Section 4.2 (simulation, q); Remark on add/delete-DP (Section 2);
-    ERRATA.md item 1 (gamma).
+    errata item 1 (gamma).
 
     Examples
     --------
@@ -246,7 +247,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        self
+        LogisticRegression
+            This estimator, fitted: ``coef_``, ``intercept_`` and the record of the
+            one release, ``release_``.
         """
         # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
         epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
@@ -343,11 +346,12 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.norm
 
     def decision_function(self, X):
-        """theta'x + intercept in original units (no clipping: post-processing).
+        """Return theta'x + intercept in the original units (no clipping: post-processing).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Features in the original units.
 
         Returns
         -------
@@ -360,17 +364,50 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):
-        """Labels: ``classes_[1]`` where the decision function is positive."""
+        """Predict labels: ``classes_[1]`` where the decision function is positive.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features in the original units.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
         d = self.decision_function(X)
         return self.classes_[(d > 0).astype(int)]
 
     def predict_proba(self, X):
-        """Probabilities of ``classes_``, shape (n_samples, 2)."""
+        """Predict the probabilities of ``classes_`` under the released model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features in the original units.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns sigma(-d) and sigma(d), d the :meth:`decision_function`.
+        """
         d = self.decision_function(X)
         return np.column_stack([expit(-d), expit(d)])
 
     def predict_log_proba(self, X):
-        """Log-probabilities of ``classes_``, computed stably, shape (n_samples, 2)."""
+        """Predict the log-probabilities of ``classes_``, computed stably.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features in the original units.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns log sigma(-d) and log sigma(d), d the :meth:`decision_function`.
+        """
         d = self.decision_function(X)
         return np.column_stack([log_expit(-d), log_expit(d)])
 

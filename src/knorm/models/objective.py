@@ -28,22 +28,35 @@ _MC_SEED, _MC_SIZE = 20_240_601, 20_000
 
 
 def objective_gamma(lam, epsilon, q):
-    """Regularisation gamma = lambda / (exp(eps (1 - q)) - 1) of objective perturbation.
+    """Return the regularisation gamma = lambda / (exp(eps (1 - q)) - 1) of objective perturbation.
 
-    Vectorised over ``q``; written as lambda exp(-x) / (1 - exp(-x)), x = eps (1 - q),
-    so that it underflows to 0 instead of overflowing for huge eps.
+    Parameters
+    ----------
+    lam : float
+        The bound lambda on the eigenvalues of the per-record Hessian (m / 4 for
+        the logistic loss on records in [-1, 1]^m).
+    epsilon : float
+        The whole privacy budget.
+    q : float or array_like
+        Share of epsilon spent on the noise, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        The gamma of each q, computed as lambda exp(-x) / (1 - exp(-x)) with
+        x = eps (1 - q), so that it underflows to 0 instead of overflowing for huge eps.
 
     Notes
     -----
     The paper prints gamma = lambda / (exp(eps (q - 1)) - 1), which is negative for
     q < 1: the objective is then non-convex and the mechanism not private. The proof
     needs 1 + lambda / gamma <= exp(eps (1 - q)), which this gamma meets with
-    equality (ERRATA.md item 1).
+    equality (errata item 1).
 
     References
     ----------
     Paper Section 4, Algorithm "Extended Objective Perturbation" step 1 and the
-    proof of Theorem "Extended Objective Perturbation"; ERRATA.md item 1.
+    proof of Theorem "Extended Objective Perturbation"; errata item 1.
 
     Examples
     --------
@@ -59,7 +72,7 @@ def _unit_noise_second_moment(ball):
     """E||V||_2^2 for K-norm noise of scale 1 on ``ball`` (public: no data).
 
     Closed forms for l_p balls of radius r (V = R U, R ~ Gamma(m+1) and U ~
-    Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, ERRATA.md "Facts"):
+    Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, errata, facts):
     l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2.
     Other balls: Monte Carlo with a fixed seed, so the value is deterministic.
     """
@@ -72,7 +85,7 @@ def _unit_noise_second_moment(ball):
 
 
 def auto_q(n_samples, ball, sensitivity, epsilon):
-    """The data-independent ``q='auto'`` rule: the q minimising a predicted squared error.
+    """Return the q of the data-independent ``q='auto'`` rule, minimising a predicted squared error.
 
     Parameters
     ----------
@@ -88,7 +101,8 @@ def auto_q(n_samples, ball, sensitivity, epsilon):
     Returns
     -------
     float
-        q on a grid of step 0.005 in [0.005, 0.995].
+        The q of the grid of step 0.005 in [0.005, 0.995] that minimises the
+        predicted error (see Notes).
 
     Notes
     -----
@@ -295,6 +309,28 @@ def objective_perturbation(
     of the remaining 1% of epsilon covering the distance to the exact minimiser
     (approximate minima perturbation; see
     :meth:`knorm.mechanisms.KNormMechanism.release_objective`, which is the release path).
+
+    References
+    ----------
+    Paper Section 4, Algorithm and Theorem "Extended Objective Perturbation";
+    Section 4.1 (the logistic loss, lambda = m/4); errata item 1. Iyengar, Near, Song,
+    Thakkar, Thakurta & Wang (2019), approximate minima perturbation.
+
+    Examples
+    --------
+    Records in [-1, 1]^2 with an intercept column (m = 3), l_inf noise with the
+    certified gradient sensitivity 2 (paper Section 4.1):
+
+    >>> import numpy as np
+    >>> from knorm.geometry import LpBall
+    >>> rng = np.random.default_rng(0)
+    >>> Z = np.column_stack([rng.uniform(-1, 1, size=(5000, 2)), np.ones(5000)])
+    >>> y = (rng.random(5000) < 1 / (1 + np.exp(-2 * Z[:, 0]))).astype(float)
+    >>> release, n_iter, converged = objective_perturbation(
+    ...     Z, y, ball=LpBall(3, float("inf")), sensitivity=2.0, epsilon=1.0, q=0.5, rng=0
+    ... )
+    >>> release.value.shape, release.epsilon, round(release.noise_scale, 4), converged
+    ((3,), 1.0, 4.0404, True)
     """
     m = Z.shape[1]
     eps_op = (1.0 - OUTPUT_SHARE) * epsilon

@@ -24,9 +24,9 @@ _BLOCK_ROWS = 1 << 17
 
 
 class RegressionStatistics(NamedTuple):
-    """Output of :func:`sufficient_statistics`.
+    """Output of :func:`sufficient_statistics`, a named tuple ``(T, n_samples, n_clipped)``.
 
-    Attributes
+    Parameters
     ----------
     T : ndarray of shape (d,)
         The Section 5.1 statistic of the scaled data, in the order of
@@ -44,12 +44,23 @@ class RegressionStatistics(NamedTuple):
 
 
 def is_dask_collection(obj):
-    """True for Dask arrays, DataFrames and Series (checked without importing dask)."""
+    """Return whether ``obj`` is a Dask array, DataFrame or Series, without importing dask.
+
+    Parameters
+    ----------
+    obj : object
+        Any input.
+
+    Returns
+    -------
+    bool
+        True for Dask collections (a ``__dask_graph__`` from a dask module).
+    """
     return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
 
 
 def sufficient_statistics(X, y, *, bounds_X, bounds_y):
-    """Noise-free scaled statistic T, n and the clip count of a regression dataset.
+    """Compute the noise-free scaled statistic T, n and the clip count of a regression dataset.
 
     Each column of X is clipped to its declared bounds and mapped affinely onto
     [-1, 1], and so is y; T then holds the unique non-constant entries of X'X
@@ -58,9 +69,9 @@ def sufficient_statistics(X, y, *, bounds_X, bounds_y):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        numpy array, pandas DataFrame, Dask array or Dask DataFrame, finite.
+        Finite features: a numpy array, pandas DataFrame, Dask array or Dask DataFrame.
     y : array-like of shape (n_samples,)
-        numpy array, pandas Series, Dask array or Dask Series, finite.
+        Finite response: a numpy array, pandas Series, Dask array or Dask Series.
     bounds_X : pair (lower, upper)
         Declared domain of the features: scalars or arrays of length n_features.
     bounds_y : pair (lower, upper)
@@ -69,7 +80,10 @@ def sufficient_statistics(X, y, *, bounds_X, bounds_y):
     Returns
     -------
     RegressionStatistics
-        ``(T, n_samples, n_clipped)``.
+        ``(T, n_samples, n_clipped)``: the statistic in
+        :class:`~knorm.sensitivity.RegressionLayout` order, n and the number of
+        clipped entries. None of it is private: T is the input of a mechanism
+        (:func:`~knorm.models.functional_mechanism`), not a release.
 
     Raises
     ------

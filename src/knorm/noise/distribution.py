@@ -37,7 +37,7 @@ class KNormNoise:
       Theorem "Depth for Concentration Sets".
     * entropy = log((e scale)^m m! vol(K)): paper Proposition "Entropy of K-mech".
     * Var(V'e | V in span(e)) = m (m+1) scale^2 / ||e||_K^2 for ||e||_2 = 1, and
-      Var(|V'e| | ...) = m scale^2 / ||e||_K^2: ERRATA.md item 2 (the printed
+      Var(|V'e| | ...) = m scale^2 / ||e||_K^2: errata item 2 (the printed
       m Delta / (eps^2 ||e||_K) is wrong).
 
     Examples
@@ -71,10 +71,14 @@ class KNormNoise:
         return self.ball.sampler_stats.acceptance_rate
 
     def log_volume(self):
-        """log vol(K), cached; a labelled :class:`~knorm.geometry.Volume`.
+        """Return log vol(K) of the unit ball, computed once and cached.
 
-        Monte Carlo estimates (oracle and intersection balls) use a fixed seed so
-        that ``logpdf`` and ``entropy`` are deterministic.
+        Returns
+        -------
+        Volume
+            Exact where the ball has a closed form, else a labelled Monte Carlo
+            estimate (oracle and intersection balls) over 10^6 points with a fixed
+            seed, so that ``logpdf`` and ``entropy`` are deterministic.
         """
         if self._log_vol is None:
             self._log_vol = self.ball.log_volume(rng=0, n_samples=1_000_000)
@@ -82,7 +86,23 @@ class KNormNoise:
 
     # -- sampling -----------------------------------------------------------
     def sample(self, size=None, *, rng=None):
-        """Draw noise vectors: shape (dim,) if ``size`` is None, else (size, dim)."""
+        """Draw noise vectors with density proportional to exp(-||v||_K / scale).
+
+        ``rvs`` is an alias, as in ``scipy.stats``.
+
+        Parameters
+        ----------
+        size : None, int or tuple of int, default None
+            Number (or array shape) of vectors; None draws a single vector.
+        rng : None, int, SeedSequence or Generator
+            Source of randomness. None draws fresh entropy from the operating system.
+
+        Returns
+        -------
+        ndarray
+            Shape (dim,) if ``size`` is None, else (size, dim) (``size + (dim,)`` for
+            a tuple), drawn exactly by :func:`~knorm.noise.sample_knorm`.
+        """
         gen = check_rng(rng)
         if size is None:
             return sample_knorm(self.ball, self.scale, 1, gen)[0]
@@ -110,6 +130,7 @@ class KNormNoise:
         Returns
         -------
         ndarray of shape (size, dim)
+            Draws of the noise law, for Monte Carlo functionals of the law only.
         """
         return self.sample(size, rng=seed)
 
@@ -119,37 +140,110 @@ class KNormNoise:
         return gammaln(m + 1) + float(self.log_volume()) + m * math.log(self.scale)
 
     def logpdf(self, x):
-        """Log density at the rows of ``x``."""
+        """Return the log density at the rows of ``x``.
+
+        Parameters
+        ----------
+        x : array_like of shape (dim,) or (..., dim)
+            Points of R^m.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            -||x||_K / scale - log(m! vol(K) scale^m).
+        """
         x = check_vectors(x, self.dim, "x", "KNormNoise")
         return -self.ball._gauge(x) / self.scale - self._log_normaliser()
 
     def pdf(self, x):
-        """Density at the rows of ``x``."""
+        """Return the density at the rows of ``x``.
+
+        Parameters
+        ----------
+        x : array_like of shape (dim,) or (..., dim)
+            Points of R^m.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            The density exp(-||x||_K / scale) / (m! vol(K) scale^m).
+        """
         return np.exp(self.logpdf(x))
 
     def entropy(self):
-        """Differential entropy m + log(m!) + log vol(K) + m log(scale)."""
+        """Return the differential entropy of the law, in nats.
+
+        Returns
+        -------
+        float
+            The entropy m + log(m!) + log vol(K) + m log(scale) (paper Proposition
+            "Entropy of K-mech"); an estimate when log vol(K) is.
+        """
         return self.dim + self._log_normaliser()
 
     # -- geometry of the law -----------------------------------------------
     def norm_law(self):
-        """The frozen ``scipy.stats.gamma`` law of ||V||_K: Gamma(m, scale)."""
+        """Return the law of ||V||_K, Gamma(m, scale) (paper Lemma "K-norm Marginal Distribution").
+
+        Returns
+        -------
+        scipy.stats.rv_continuous_frozen
+            The frozen ``scipy.stats.gamma(a=m, scale=scale)``.
+        """
         return stats.gamma(a=self.dim, scale=self.scale)
 
     def concentration_set(self, alpha):
-        """The alpha-concentration set, the smallest set of probability alpha: t_alpha K."""
+        """Return the alpha-concentration set t_alpha K, the smallest set of probability alpha.
+
+        Parameters
+        ----------
+        alpha : float
+            Probability, in (0, 1).
+
+        Returns
+        -------
+        ScaledBall
+            The ball t_alpha K, with t_alpha the alpha-quantile of :meth:`norm_law`
+            (paper Lemma "Concentration of K-mech").
+        """
         alpha = check_probability(alpha, "alpha", "KNormNoise.concentration_set")
         return self.ball.scaled(float(self.norm_law().ppf(alpha)))
 
     def depth(self, x):
-        """Depth of the rows of ``x``: P(||V||_K > ||x||_K), 1 at the centre."""
+        """Return the depth P(||V||_K > ||x||_K) of the rows of ``x``.
+
+        Parameters
+        ----------
+        x : array_like of shape (dim,) or (..., dim)
+            Points of R^m.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            Depth in [0, 1], 1 at the centre (paper Theorem "Depth for Concentration
+            Sets").
+        """
         x = check_vectors(x, self.dim, "x", "KNormNoise")
         return self.norm_law().sf(self.ball._gauge(x))
 
     def conditional_variance(self, e, *, signed=True):
-        """Variance of V'e given V in span(e), for a direction ``e`` (normalised here).
+        """Return the variance of V'e given V in span(e), for a direction ``e``.
 
-        ``signed=False`` gives the variance of |V'e| instead. ERRATA.md item 2.
+        Parameters
+        ----------
+        e : array_like of shape (dim,) or (..., dim)
+            Non-zero directions; each is normalised to ||e||_2 = 1 here.
+        signed : bool, default True
+            True for Var(V'e | V in span(e)), False for the variance of |V'e|.
+
+        Returns
+        -------
+        float or ndarray of shape (...)
+            The variance m (m+1) scale^2 / ||e||_K^2 (signed) or m scale^2 / ||e||_K^2.
+
+        References
+        ----------
+        Paper Lemma "K-mech Conditional Distribution" item 2, corrected as errata item 2.
         """
         e = check_vectors(e, self.dim, "e", "KNormNoise")
         n2 = np.sqrt(np.einsum("...i,...i->...", e, e))

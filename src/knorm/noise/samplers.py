@@ -1,13 +1,13 @@
 """Exact samplers for K-norm noise, density proportional to exp(-||v||_K / scale).
 
-Paper appendix, Section "Implementing K-Norm Mechanisms", with ERRATA.md
-("Facts worth having" and item 4):
+Paper appendix, Section "Implementing K-Norm Mechanisms", with the errata (errata,
+facts, and errata item 4):
 
 * l1: iid Laplace(scale) coordinates (Algorithm "Sampling from l1-mech").
 * l2: Gamma(m, scale) radius times a uniform direction (Algorithm "Sampling from
-  l2-mech"; Gamma(m+1) there would be WRONG, ERRATA).
+  l2-mech"; Gamma(m+1) there would be WRONG, errata, facts).
 * l_inf: Gamma(m+1, scale) radius times a uniform point of the cube (Algorithm
-  "Sampling from l_inf-mech", whose INPUT should read Delta_inf, ERRATA item 4).
+  "Sampling from l_inf-mech", whose INPUT should read Delta_inf, errata item 4).
 * l_p, any p: Gamma(m, scale) radius times Y/||Y||_p, Y iid with density
   proportional to exp(-|y|^p); Y/||Y||_p follows the cone measure of the l_p
   ball (Rachev & Rueschendorf 1991), and the radius is independent of the
@@ -74,14 +74,51 @@ def _random_signs(x, rng):
 
 
 def laplace_noise(dim, scale, n, rng):
-    """l1 K-norm noise: iid Laplace(0, scale), as scale * Exp(1) with a fair sign."""
+    """Draw l1 K-norm noise: iid Laplace(0, scale) coordinates.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension m.
+    scale : float
+        Scale of the noise (Delta / eps for a mechanism).
+    n : int
+        Number of vectors.
+    rng : numpy.random.Generator
+        Source of randomness (not checked).
+
+    Returns
+    -------
+    ndarray of shape (n, dim)
+        Draws with density proportional to exp(-||v||_1 / scale), each coordinate
+        scale * Exp(1) with a fair random sign (paper Algorithm "Sampling from l1-mech").
+    """
     v = rng.standard_exponential((n, dim))
     v *= scale
     return _random_signs(v, rng)
 
 
 def l2_noise(dim, scale, n, rng):
-    """l2 K-norm noise: Gamma(dim, scale) radius times a uniform direction Z / ||Z||_2."""
+    """Draw l2 K-norm noise: a Gamma(dim, scale) radius times a uniform direction.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension m.
+    scale : float
+        Scale of the noise (Delta / eps for a mechanism).
+    n : int
+        Number of vectors.
+    rng : numpy.random.Generator
+        Source of randomness (not checked).
+
+    Returns
+    -------
+    ndarray of shape (n, dim)
+        Draws with density proportional to exp(-||v||_2 / scale): R Z / ||Z||_2 with
+        R ~ Gamma(m, scale) and Z standard normal (paper Algorithm "Sampling from
+        l2-mech"; Gamma(m), not Gamma(m+1), by errata, facts).
+    """
     z = rng.standard_normal((n, dim))
     r = _gamma(dim, scale, n, rng)
     r /= np.sqrt(np.einsum("ij,ij->i", z, z))
@@ -89,16 +126,59 @@ def l2_noise(dim, scale, n, rng):
 
 
 def linf_noise(dim, scale, n, rng):
-    """l_inf K-norm noise: Gamma(dim + 1, scale) radius times Uniform([-1, 1]^dim)."""
+    """Draw l_inf K-norm noise: a Gamma(dim + 1, scale) radius times a uniform point of the cube.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension m.
+    scale : float
+        Scale of the noise (Delta_inf / eps for a mechanism; errata item 4).
+    n : int
+        Number of vectors.
+    rng : numpy.random.Generator
+        Source of randomness (not checked).
+
+    Returns
+    -------
+    ndarray of shape (n, dim)
+        Draws with density proportional to exp(-||v||_inf / scale): R U with
+        R ~ Gamma(m + 1, scale) and U ~ Uniform([-1, 1]^m) (paper Algorithm
+        "Sampling from l_inf-mech").
+    """
     u = rng.uniform(-1.0, 1.0, size=(n, dim))
     return _scale_rows(u, _gamma(dim + 1, scale, n, rng))
 
 
 def lp_noise(dim, p, scale, n, rng):
-    """l_p K-norm noise for any p in [1, inf]: Gamma(dim, scale) times the cone measure.
+    """Draw l_p K-norm noise for any p in [1, inf]: a Gamma(dim, scale) radius times the cone measure.
 
-    Y_i = ±G_i^(1/p) with G_i ~ Gamma(1/p) has density proportional to
-    exp(-|y|^p), and ||Y||_p^p = sum_i G_i, so the norm costs one sum.
+    Parameters
+    ----------
+    dim : int
+        Dimension m.
+    p : float
+        Exponent in [1, inf]; 1, 2 and inf use :func:`laplace_noise`,
+        :func:`l2_noise` and :func:`linf_noise`.
+    scale : float
+        Scale of the noise (Delta / eps for a mechanism).
+    n : int
+        Number of vectors.
+    rng : numpy.random.Generator
+        Source of randomness (not checked).
+
+    Returns
+    -------
+    ndarray of shape (n, dim)
+        Draws with density proportional to exp(-||v||_p / scale).
+
+    Notes
+    -----
+    R Y / ||Y||_p with R ~ Gamma(m, scale): Y / ||Y||_p follows the cone measure of
+    the l_p ball (Rachev & Rueschendorf 1991) and the radius is independent of the
+    direction (paper Lemmas "K-norm Marginal Distribution" and "K-mech Conditional
+    Distribution", item 1). Y_i = ±G_i^(1/p) with G_i ~ Gamma(1/p) has density
+    proportional to exp(-|y|^p), and ||Y||_p^p = sum_i G_i, so the norm costs one sum.
     """
     if p == 1:
         return laplace_noise(dim, scale, n, rng)
@@ -114,7 +194,26 @@ def lp_noise(dim, p, scale, n, rng):
 
 
 def uniform_times_gamma(ball, scale, n, rng):
-    """Any ball: Gamma(m + 1, scale) radius times an exact uniform draw from K."""
+    """Draw K-norm noise for any ball: a Gamma(m + 1, scale) radius times a uniform point of K.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K, with an exact uniform sampler.
+    scale : float
+        Scale of the noise (Delta / eps for a mechanism).
+    n : int
+        Number of vectors.
+    rng : numpy.random.Generator
+        Source of randomness (not checked).
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        Draws with density proportional to exp(-||v||_K / scale) (Hardt & Talwar
+        2010, Remark 4.2; paper Algorithm "Sampling from K-Norm Mechanism with
+        Rejection Sampling").
+    """
     return _scale_rows(ball._sample_uniform(n, rng), _gamma(ball.dim + 1, scale, n, rng))
 
 
@@ -122,8 +221,33 @@ def uniform_times_gamma(ball, scale, n, rng):
 def sample_knorm(ball, scale, n, rng):
     """Draw ``n`` vectors with density proportional to exp(-||v||_ball / scale).
 
-    Dispatches on the ball type to the fastest exact sampler; ``rng`` must be a
-    Generator and arguments are not checked (see :class:`knorm.noise.KNormNoise`).
+    Dispatches on the ball type to the fastest exact sampler (module notes):
+    :func:`lp_noise` for l_p balls, the base ball's sampler for scaled balls, and
+    :func:`uniform_times_gamma` otherwise. Arguments are not checked; the
+    validating entry point is :meth:`knorm.noise.KNormNoise.sample`.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K of the norm.
+    scale : float
+        Positive scale (Delta / eps for a mechanism).
+    n : int
+        Number of vectors.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        The draws, m the dimension of ``ball``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knorm.geometry import LpBall
+    >>> sample_knorm(LpBall(3, 2), 1.0, 5, np.random.default_rng(0)).shape
+    (5, 3)
     """
     if not isinstance(ball, NormBall):
         raise TypeError(f"sample_knorm needs a NormBall. Got {type(ball).__name__} instead.")
@@ -142,7 +266,18 @@ def _(ball: ScaledBall, scale, n, rng):
 
 
 def sampler_name(ball):
-    """Which algorithm :func:`sample_knorm` uses for ``ball`` (for reports)."""
+    """Return the name of the algorithm :func:`sample_knorm` uses for ``ball``, for reports.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K.
+
+    Returns
+    -------
+    str
+        For example 'laplace', 'gamma(m) x uniform direction' or 'gamma(m+1) x uniform(K)'.
+    """
     if isinstance(ball, ScaledBall):
         return sampler_name(ball.base)
     if isinstance(ball, LpBall):

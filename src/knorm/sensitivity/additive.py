@@ -31,7 +31,25 @@ def _random_sign_rows(a, rng):
 
 
 def quadratic_parts(t, domain, add_remove):
-    """Exact support and extreme points of a degree-2 statistic on its box (face enumeration)."""
+    """Return the exact support and extreme points of a degree-2 statistic on its box.
+
+    Parameters
+    ----------
+    t : QuadraticStatistic
+        The per-record map, with its record box.
+    domain : Box or None
+        The declared domain; it must equal the box of ``t`` (None means that box).
+    add_remove : bool
+        True for add/remove neighbours, False for replace-one.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`SensitivitySpace`: ``dim``, ``support`` (exact,
+        by the face enumeration of :meth:`QuadraticStatistic.extremes`),
+        ``extreme_points``, ``sampler``, and ``record_points`` (t at the box vertices
+        when t is multilinear, else None).
+    """
     if isinstance(domain, Box) and not (
         np.array_equal(domain.lower, t.lower) and np.array_equal(domain.upper, t.upper)
     ):
@@ -62,7 +80,24 @@ def quadratic_parts(t, domain, add_remove):
 
 
 def finite_parts(t, domain, add_remove):
-    """Exact support and extreme points over the finitely many record values t(z)."""
+    """Return the exact support and extreme points over the finitely many record values t(z).
+
+    Parameters
+    ----------
+    t : callable
+        The per-record map, vectorised: (k, d) -> (k, m).
+    domain : FiniteDomain
+        The declared records.
+    add_remove : bool
+        True for add/remove neighbours, False for replace-one.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`SensitivitySpace`: ``dim``, ``support`` (exact:
+        a maximum over the record values), ``extreme_points``, ``sampler`` and
+        ``record_points`` (the values t(z)).
+    """
     pts = _record_values(t, domain.records)
 
     def support(c):
@@ -84,7 +119,23 @@ def finite_parts(t, domain, add_remove):
 
 
 def black_box_parts(t, domain, add_remove):
-    """A black-box map on a box: only a sampler (diagnostics and estimates, never certified)."""
+    """Return the parts of a black-box map on a box: only a sampler, never a certificate.
+
+    Parameters
+    ----------
+    t : callable
+        The per-record map, vectorised: (k, d) -> (k, m).
+    domain : Box
+        The declared record box.
+    add_remove : bool
+        True for add/remove neighbours, False for replace-one.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`SensitivitySpace`: ``dim`` and ``sampler`` (points
+        of S_T from records of :meth:`Box.sample`, for diagnostics and estimates).
+    """
     probe = _record_values(t, domain.sample(2, np.random.default_rng(0)))
 
     def sampler(n, rng):

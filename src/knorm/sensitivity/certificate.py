@@ -39,6 +39,21 @@ class Sensitivity:
     lower : float, optional
         A value attained in the sensitivity space, so the true sensitivity lies
         in [lower, value]; given with certified bounds to show their gap.
+
+    Notes
+    -----
+    Privacy needs Delta >= sup_{u in S_T} ||u||_K (paper Definition "K-norm
+    Sensitivity" and Proposition "K-Norm Mechanism"). Kinds 'exact', 'bound' and
+    'declared' are certified; an 'estimate' from sampling S_T may under-state the
+    supremum, so mechanisms refuse it unless told to accept the risk.
+
+    Examples
+    --------
+    >>> s = Sensitivity(2.0, "bound", "per-coordinate bound", lower=1.5)
+    >>> s.certified, float(s)
+    (True, 2.0)
+    >>> Sensitivity(1.9, "estimate", "maximum over sampled points").certified
+    False
     """
 
     value: float

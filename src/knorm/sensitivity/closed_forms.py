@@ -15,14 +15,26 @@ __all__ = ["squared_statistic_space", "sum_product_space", "logistic_gradient_sp
 
 
 def squared_statistic_space():
-    """Paper Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1].
+    """Return the sensitivity space of paper Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1].
+
+    Returns
+    -------
+    SensitivitySpace
+        Replace-one neighbours, with ``hull`` = :class:`~knorm.geometry.K2Ball` and
+        the exact l1, l2, l_inf and K_2 sensitivities registered.
 
     Notes
     -----
     S_T = {(x1 - x2, 2 x1^2 - 2 x2^2)}; its hull is K_2 (paper Section 5.1 with
-    ERRATA.md item 3), of area 40/3. Exact sensitivities (paper Eq.
-    ExactSensitivity, ERRATA "Facts"): Delta_1 = 3.125 at u1 = 5/4, Delta_2 =
+    errata item 3), of area 40/3. Exact sensitivities (paper Eq.
+    ExactSensitivity, errata, facts): Delta_1 = 3.125 at u1 = 5/4, Delta_2 =
     (1/4) sqrt(71 + 8 sqrt 2) at u1 = 3/2 - sqrt(2)/4, Delta_inf = 2.
+
+    Examples
+    --------
+    >>> space = squared_statistic_space()
+    >>> space.sensitivity(1).value, space.sensitivity(space.hull).value
+    (3.125, 1.0)
     """
     from knorm.geometry.regression import K2Ball
 
@@ -39,12 +51,17 @@ def squared_statistic_space():
 
 
 def sum_product_space():
-    """T = (sum X_i, sum Y_i, sum X_i Y_i) with X_i, Y_i in [-1, 1].
+    """Return the sensitivity space of T = (sum X_i, sum Y_i, sum X_i Y_i) with X_i, Y_i in [-1, 1].
+
+    Returns
+    -------
+    SensitivitySpace
+        Replace-one neighbours, with ``hull`` = :func:`~knorm.geometry.k3_ball`.
 
     Notes
     -----
     Hull(S_T) = K_3 = {u in [-2,2]^3 : |u1| + |u2| + |u3| <= 4}, a cuboctahedron
-    of volume 160/3 (paper Section 5.1; ERRATA.md "Facts"). The statistic is
+    of volume 160/3 (paper Section 5.1; errata, facts). The statistic is
     multilinear, so every sensitivity is exact by vertex enumeration.
     """
     from knorm.geometry.regression import k3_ball
@@ -61,6 +78,21 @@ def logistic_gradient_space(m, *, neighbours="replace"):
 
     S = {grad l(theta; x1, y1) - grad l(theta; x2, y2) : x in [-1,1]^m, y in {0,1},
     theta in R^m}, where grad l = (sigma(theta'x) - y) x and sigma in [0, 1].
+
+    Parameters
+    ----------
+    m : int
+        Dimension of theta (the intercept column counts).
+    neighbours : {'replace', 'add_remove'}, default 'replace'
+        Replace-one neighbours (the space S above) or add/remove-one, where the
+        space is {grad l(theta; z)} for one record z, whose hull is the cube
+        [-1, 1]^m (exact sensitivities 1, sqrt(m) and m for l_inf, l2 and l1).
+
+    Returns
+    -------
+    SensitivitySpace
+        With a certified support function and the l_inf, l2 and l1 sensitivities
+        registered (exact or bounds, as in the Notes).
 
     Notes
     -----

@@ -47,12 +47,16 @@ def has_shipped_cuts(p):
 class CutBallReport:
     """How the tighter regression ball was built and how much it gains.
 
-    Attributes
+    Returned by :func:`regression_cut_ball`; each parameter is kept as the
+    attribute of the same name.
+
+    Parameters
     ----------
     n_cuts : int
         Cutting planes c.u <= h(c) added to K_T (h exact, so each is certified).
     volume_ratio : float
-        vol(ball) / vol(K_T), estimated on fresh uniform points of K_T.
+        The ratio vol(ball) / vol(K_T), a Monte Carlo estimate on fresh uniform
+        points of K_T.
     volume_ratio_se : float
         Its binomial standard error.
     witness : ndarray
@@ -170,6 +174,15 @@ def build_cut_table(path=None, ps=range(1, 9)):
 
     Only the directions are trusted from the file; their support values are
     recomputed exactly when the ball is built, so the file cannot weaken privacy.
+    This takes minutes for p = 8.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Where to write the ``.npz`` table; by default the file shipped in
+        ``knorm/sensitivity/data``.
+    ps : iterable of int, default range(1, 9)
+        Numbers of predictors to build.
     """
     out = {}
     for p in ps:
@@ -181,24 +194,51 @@ def build_cut_table(path=None, ps=range(1, 9)):
 
 
 def regression_cut_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=None):
-    """A certified ball between Hull(S_T) and K_T, with strictly smaller volume than K_T.
+    """Return a certified ball between Hull(S_T) and K_T, with strictly smaller volume than K_T.
 
     K_T intersected with cutting planes c.u <= h(c) whose h is computed exactly
     by face enumeration (:meth:`QuadraticStatistic.extremes`), so the ball
     contains S_T and Delta = 1 is certified. The cuts are chosen greedily, among
     random directions on the coordinates of 2- and 3-variable blocks, to remove
-    the most volume of K_T (ERRATA.md item 5 shows K_T is not the hull; its
+    the most volume of K_T (errata item 5 shows K_T is not the hull; its
     witness direction (0, 1, 1, 1) for p = 1 is such a block direction). The
     construction is deterministic for a given ``seed``. With the default
     settings and p <= 8 the chosen directions are read from a table shipped with
     the package (``build_cut_table`` rebuilds it); their support values are
     always recomputed exactly, so the table only saves the search.
 
+    Parameters
+    ----------
+    p : int
+        Number of predictors of the Section 5.1 statistic (replace-one neighbours).
+    seed : int, default 0
+        Seed of the candidate directions and of the uniform points of K_T; the
+        ball depends only on it and the other settings, never on data.
+    n_train : int, default 100000
+        Uniform points of K_T used to choose the cuts, and again to measure the
+        volume ratio.
+    per_block : int, default 200
+        Candidate directions per 2- or 3-variable block.
+    max_cuts : int, optional
+        Largest number of cuts (default 4 d, d the dimension of T).
+
     Returns
     -------
     ball : IntersectionBall
-        Exact gauge, exact rejection sampler from the bounding box.
+        The cut ball, named 'K_T cut (p=...)': exact gauge, exact rejection sampler
+        from the bounding box. Results are cached per settings.
     report : CutBallReport
+        The number of cuts, the estimated volume ratio to K_T and a witness point.
+
+    References
+    ----------
+    Paper Section 5.1 (K_T) and Theorem "Optimal K-mech"; errata item 5.
+
+    Examples
+    --------
+    >>> ball, report = regression_cut_ball(1)  # read from the shipped table
+    >>> ball.dim, report.n_cuts, report.volume_ratio < 1
+    (4, 12, True)
     """
     layout = RegressionLayout(p)
     default_cuts = 4 * layout.dim

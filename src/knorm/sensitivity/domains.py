@@ -13,7 +13,21 @@ __all__ = ["Box", "FiniteDomain"]
 
 @dataclass(frozen=True)
 class Box:
-    """A box record domain lower <= z <= upper (declared, never taken from data)."""
+    """A box record domain lower <= z <= upper (declared, never taken from data).
+
+    Parameters
+    ----------
+    lower, upper : array_like of shape (d,) or float
+        Finite bounds with lower < upper in every coordinate; stored as 1-D float
+        arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> box = Box([0.0, -1.0], [1.0, 1.0])
+    >>> box.dim, box.sample(4, np.random.default_rng(0)).shape
+    (2, (4, 2))
+    """
 
     lower: np.ndarray
     upper: np.ndarray
@@ -39,10 +53,26 @@ class Box:
 
     @property
     def dim(self):
+        """Dimension d of a record."""
         return len(self.lower)
 
     def sample(self, n, rng):
-        """Records for diagnostics: half uniform, half on random faces and vertices."""
+        """Draw records of the box for diagnostics and estimates (never for certificates).
+
+        Parameters
+        ----------
+        n : int
+            Number of records.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+            Uniform records, except that in the first n // 2 each coordinate is
+            moved, with probability 1/2, to a random end of its interval: points on
+            random faces and vertices, where extremes of a statistic often lie.
+        """
         z = rng.uniform(self.lower, self.upper, size=(n, self.dim))
         k = n // 2
         pin = rng.random((k, self.dim)) < 0.5
@@ -53,7 +83,14 @@ class Box:
 
 @dataclass(frozen=True)
 class FiniteDomain:
-    """A finite record domain: the rows of ``records``."""
+    """A finite record domain: the rows of ``records``.
+
+    Parameters
+    ----------
+    records : array_like of shape (k, d) or (k,)
+        At least 2 possible records, with finite entries; a 1-D array
+        holds k records of dimension 1. Stored as a 2-D float array.
+    """
 
     records: np.ndarray
 
@@ -69,7 +106,22 @@ class FiniteDomain:
 
     @property
     def dim(self):
+        """Dimension d of a record."""
         return self.records.shape[1]
 
     def sample(self, n, rng):
+        """Draw records uniformly from the finite domain, with replacement, for diagnostics.
+
+        Parameters
+        ----------
+        n : int
+            Number of records.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (n, d)
+            Rows of ``records``.
+        """
         return self.records[rng.integers(len(self.records), size=n)]

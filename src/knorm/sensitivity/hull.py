@@ -29,15 +29,20 @@ _FLAT_TOL = 1e-8
 class CertifiedHull:
     """A certified outer approximation of Hull(S_T), with an inner one and their sandwich.
 
-    Attributes
+    Returned by :func:`outer_hull`; each parameter is kept as the attribute of the
+    same name.
+
+    Parameters
     ----------
     outer : Polytope
-        {u : c_k.u <= h(c_k)} for the directions c_k: contains Hull(S_T) (certified).
+        The polytope {u : c_k.u <= h(c_k)} over the directions c_k: it contains
+        Hull(S_T) (certified).
     inner : Polytope
         Symmetric hull of points of S_T attaining h(c_k): inside Hull(S_T).
     sandwich : Volume
-        vol(inner) / vol(outer) <= vol(Hull S_T) / vol(outer): the outer ball is at
-        most 1/sandwich times the optimal volume (exact with qhull in low dimension).
+        The ratio vol(inner) / vol(outer) <= vol(Hull S_T) / vol(outer): the outer
+        ball is at most 1/sandwich times the optimal volume (exact with qhull in low
+        dimension, else a labelled Monte Carlo estimate).
     """
 
     outer: Polytope
@@ -88,6 +93,10 @@ def outer_hull(space, directions=None, *, n_directions=None, rng=None, n_volume=
     Returns
     -------
     CertifiedHull
+        The outer polytope {u : c.u <= h(c)} over the directions and their
+        negatives, the inner polytope of the points attaining h(c), and the ratio
+        of their volumes (exact with qhull in low dimension, else a labelled
+        Monte Carlo estimate).
 
     Raises
     ------

@@ -119,15 +119,17 @@ class RegressionLayout:
         Parameters
         ----------
         G : ndarray of shape (p + 1, p + 1)
-            sum_i z_i z_i' for the scaled records z = (x', y') in [-1, 1]^(p+1).
+            The Gram matrix sum_i z_i z_i' of the scaled records z = (x', y') in
+            [-1, 1]^(p+1).
         s : ndarray of shape (p + 1,)
-            sum_i z_i.
+            The sum sum_i z_i.
         n : int or float
             Number of records (a coordinate under add/remove only).
 
         Returns
         -------
         ndarray of shape (dim,)
+            The statistic T in the order of :attr:`names` (not private).
         """
         p = self.p
         T = np.empty(self.dim)
@@ -154,6 +156,7 @@ class RegressionLayout:
         Returns
         -------
         ndarray of shape (dim,)
+            The statistic T in the order of :attr:`names` (not private).
         """
         Z = np.column_stack([X, y])
         return self.from_gram(Z.T @ Z, Z.sum(axis=0), len(Z))
@@ -191,7 +194,7 @@ class RegressionLayout:
         A : ndarray of shape (..., p + 1, p + 1)
             The Gram block sum (1, x')(1, x')' with the intercept first.
         b : ndarray of shape (..., p + 1)
-            sum (1, x') y'.
+            The cross products sum (1, x') y'.
         """
         F = np.asarray(F, dtype=float)
         if self.count is None:
@@ -220,12 +223,29 @@ class RegressionLayout:
 
 @functools.lru_cache(maxsize=16)
 def kt_ball(p):
-    """The paper's Section 5.1 K_T for p predictors, as an :class:`IntersectionBall`.
+    """Return the paper's Section 5.1 K_T for p predictors, as an :class:`IntersectionBall`.
+
+    Parameters
+    ----------
+    p : int
+        Number of predictors, not counting the intercept.
+
+    Returns
+    -------
+    IntersectionBall
+        K_T in R^d, d = (p+1)(p+2)/2 - 1 + (p+1), in :class:`RegressionLayout` order:
+        the cylinders of :meth:`RegressionLayout.kt_constraints`. Cached per p.
 
     Notes
     -----
-    Read as in ERRATA.md item 5: a valid norm ball containing S_T with
+    Read as in errata item 5: a valid norm ball containing S_T with
     Delta_{K_T} = 1, but an outer approximation of Hull(S_T).
+
+    Examples
+    --------
+    >>> ball = kt_ball(1)
+    >>> ball.dim, float(ball.norm([2.0, 0.0, 0.0, 0.0]))
+    (4, 1.0)
     """
     layout = RegressionLayout(p)
     return IntersectionBall(layout.dim, layout.kt_constraints(), name=f"K_T(p={p})")

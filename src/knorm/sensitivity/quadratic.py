@@ -1,7 +1,7 @@
 """Exact extremes of degree-2 polynomial per-record statistics on a box.
 
 For an additive statistic T = sum_i t(z_i) with records z in a box D, the hull of
-the sensitivity space is P - P with P = Hull(t(D)) (ERRATA.md item 5), so its
+the sensitivity space is P - P with P = Hull(t(D)) (errata item 5), so its
 support function is h(c) = max_z c.t(z) - min_z c.t(z). When every coordinate of
 t is a polynomial of degree <= 2, c.t(z) = z'Q z + g'z + const is a quadratic and
 its extremes over the box are found exactly by enumerating the faces of the box:
@@ -32,16 +32,41 @@ class QuadraticStatistic:
 
     Parameters
     ----------
-    A : array, shape (m, d, d)
+    A : array_like of shape (m, d, d)
         Quadratic coefficients (symmetrised here).
-    b : array, shape (m, d)
+    b : array_like of shape (m, d)
         Linear coefficients.
-    lower, upper : array, shape (d,)
+    lower, upper : array_like of shape (d,)
         The record domain, a box with lower < upper.
-    const : array, shape (m,), optional
+    const : array_like of shape (m,), optional
         Constants (they cancel in differences).
     names : list of str, optional
-        Names of the m output coordinates.
+        Names of the m output coordinates (default 't0', 't1', ...).
+
+    Attributes
+    ----------
+    dim : int
+        Number m of output coordinates.
+    record_dim : int
+        Dimension d of a record.
+
+    Notes
+    -----
+    Instances are callable: ``t(z)`` maps records of shape (..., d) to (..., m).
+    For an additive statistic T = sum_i t(z_i), :meth:`extremes` gives the exact
+    support function h(c) = max_z c.t(z) - min_z c.t(z) of Hull(S_T) (module notes;
+    errata item 5).
+
+    Examples
+    --------
+    The statistic of paper Example 2.1, t(z) = (z, 2 z^2) on [-1, 1]:
+
+    >>> t = QuadraticStatistic([[[0.0]], [[2.0]]], [[1.0], [0.0]], [-1.0], [1.0])
+    >>> t([0.5]).tolist()
+    [0.5, 0.5]
+    >>> hi, lo, zhi, zlo = t.extremes([1.0, 1.0])  # max and min of z + 2 z^2 on [-1, 1]
+    >>> round(float(hi[0]), 6), round(float(lo[0]), 6), round(float(zlo[0, 0]), 6)
+    (3.0, -0.125, -0.25)
     """
 
     def __init__(self, A, b, lower, upper, const=None, names=None):
@@ -86,22 +111,39 @@ class QuadraticStatistic:
         return np.einsum("...i,mij,...j->...m", z, self.A, z) + z @ self.b.T + self.const
 
     def vertices(self):
-        """The 2^d vertices of the record box."""
-        return np.array(list(itertools.product(*zip(self.lower, self.upper))))
-
-    def extremes(self, c):
-        """Exact max and min of c.t(z) over the box, with maximisers and minimisers.
-
-        Parameters
-        ----------
-        c : array, shape (k, m)
+        """Return the 2^d vertices of the record box.
 
         Returns
         -------
-        hi, lo : arrays (k,)
-            max and min of c.t(z), widened by a relative 1e-10 so they are certified.
-        zhi, zlo : arrays (k, d)
-            Records attaining them (up to rounding).
+        ndarray of shape (2 ** d, d)
+            Every choice of lower or upper bound per coordinate.
+        """
+        return np.array(list(itertools.product(*zip(self.lower, self.upper))))
+
+    def extremes(self, c):
+        """Return the exact max and min of c.t(z) over the box, with maximisers and minimisers.
+
+        Parameters
+        ----------
+        c : array_like of shape (m,) or (k, m)
+            Directions.
+
+        Returns
+        -------
+        hi : ndarray of shape (k,)
+            The maximum of c.t(z) over the box, raised by a relative 1e-10 so that
+            rounding can never under-state it (certified).
+        lo : ndarray of shape (k,)
+            The minimum, lowered likewise.
+        zhi : ndarray of shape (k, d)
+            Records attaining the maximum (up to rounding).
+        zlo : ndarray of shape (k, d)
+            Records attaining the minimum.
+
+        Notes
+        -----
+        Face enumeration (module notes): 3^a small linear solves per direction, for
+        the a record variables that the direction involves.
         """
         c = np.atleast_2d(np.asarray(c, float))
         Q = np.einsum("km,mij->kij", c, self.A)

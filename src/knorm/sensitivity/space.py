@@ -41,10 +41,11 @@ class SensitivitySpace:
     support : callable, optional
         Certified support function h(c) of Hull(S_T), vectorised over rows of c.
     extreme_points : callable, optional
-        c -> points of S_T attaining h(c) (used for lower bounds and inner hulls).
+        Maps rows c to points of S_T attaining h(c) (used for lower bounds and
+        inner hulls).
     sampler : callable, optional
-        (n, rng) -> n points of S_T, for diagnostics and estimates only.
-    record_points : array, optional
+        Maps (n, rng) to n points of S_T, for diagnostics and estimates only.
+    record_points : array_like of shape (k, m), optional
         Finite set of per-record values t(z) whose hull is P (Hull S_T = P - P,
         or the hull of P and -P for add/remove neighbours), giving exact
         sensitivities for any norm by enumeration.
@@ -83,12 +84,27 @@ class SensitivitySpace:
     support_exact : bool
         Whether the support function is exact rather than an upper bound.
 
+    References
+    ----------
+    Paper Section 2, Definitions "Sensitivity Space" and "K-norm Sensitivity";
+    errata item 5 (Hull(S_T) = P - P and its support function).
+
     Examples
     --------
-    >>> from knorm.sensitivity import Box
+    A count-like statistic whose records take the values 0, 1 or 3:
+
     >>> space = SensitivitySpace.additive(lambda z: z, FiniteDomain([[0.0], [1.0], [3.0]]))
     >>> space.sensitivity(1).value
     3.0
+
+    A two-coordinate statistic of records in a box, with an exact support function:
+
+    >>> from knorm.sensitivity import Box, QuadraticStatistic
+    >>> t = QuadraticStatistic([[[0.0]], [[1.0]]], [[1.0], [0.0]], [-1.0], [1.0])  # t(z) = (z, z^2)
+    >>> space = SensitivitySpace.additive(t, Box([-1.0], [1.0]))
+    >>> s = space.sensitivity(float("inf"))
+    >>> s.kind, round(s.value, 6)
+    ('exact', 2.0)
     """
 
     def __init__(
@@ -122,7 +138,7 @@ class SensitivitySpace:
     # -- construction ---------------------------------------------------------
     @classmethod
     def additive(cls, t, domain, *, name="", neighbours="replace", hull=None, candidates=None):
-        """S_T for T = sum_i t(x_i), records in a declared ``domain``.
+        """Build S_T for an additive statistic T = sum_i t(x_i) with records in a declared ``domain``.
 
         Parameters
         ----------
@@ -131,7 +147,9 @@ class SensitivitySpace:
             polynomials on a box) gets an exact support function by face
             enumeration; a plain callable (vectorised, (k, d) -> (k, m)) does only
             on a :class:`FiniteDomain`, and is otherwise limited to estimates.
-        domain : Box or FiniteDomain
+        domain : Box, FiniteDomain or None
+            The declared record domain. For a :class:`QuadraticStatistic` it must be
+            its box, or None for that box.
         name : str, default ""
             Label for reports.
         neighbours : {'replace', 'add_remove'}, default 'replace'
@@ -144,6 +162,8 @@ class SensitivitySpace:
         Returns
         -------
         SensitivitySpace
+            S_T = t(D) - t(D) (replace-one) or t(D) and -t(D) (add/remove), with an
+            exact support function unless ``t`` is a black-box map on a box.
         """
         add_remove = _check_neighbours(neighbours, "SensitivitySpace.additive") == "add_remove"
         if isinstance(t, QuadraticStatistic):
@@ -184,11 +204,11 @@ class SensitivitySpace:
         dim : int
             Dimension m.
         support : callable
-            h(c) for rows c; it must never under-state the support function.
+            Maps rows c to h(c); it must never under-state the support function.
         sampler : callable, optional
-            (n, rng) -> points of S_T, for diagnostics only.
+            Maps (n, rng) to n points of S_T, for diagnostics only.
         extreme_points : callable, optional
-            c -> points of S_T attaining h(c).
+            Maps rows c to points of S_T attaining h(c).
         name : str, default ""
             Label.
         exact : bool, default False
@@ -204,6 +224,7 @@ class SensitivitySpace:
         Returns
         -------
         SensitivitySpace
+            The space, with sensitivities labelled 'bound' unless ``exact``.
         """
         if not callable(support):
             raise TypeError(
@@ -263,7 +284,24 @@ class SensitivitySpace:
         return self._support is not None
 
     def support(self, c):
-        """Certified support function h(c) = sup over Hull(S_T) of c.u."""
+        """Return the certified support function h(c) = sup over Hull(S_T) of c.u.
+
+        Parameters
+        ----------
+        c : array_like of shape (m,) or (..., m)
+            Directions.
+
+        Returns
+        -------
+        ndarray of shape (...)
+            The support function at each direction: exact, or a certified upper
+            bound when ``support_exact`` is False.
+
+        Raises
+        ------
+        NotImplementedError
+            If the space has no certified support function (a black-box statistic).
+        """
         if self._support is None:
             raise NotImplementedError(
                 "This sensitivity space has no certified support function: give the statistic as a "
@@ -285,21 +323,64 @@ class SensitivitySpace:
         return h
 
     def sample(self, n, *, rng=None):
-        """``n`` points of S_T from random neighbouring pairs (diagnostics only)."""
+        """Draw points of S_T from random neighbouring pairs, for diagnostics only.
+
+        Parameters
+        ----------
+        n : int
+            Number of points.
+        rng : None, int, SeedSequence or Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            Differences T(X) - T(X') for random neighbours: they may miss the extreme
+            parts of S_T, so nothing certified is ever derived from them.
+        """
         if self._sampler is None:
             raise NotImplementedError("This sensitivity space has no sampler.")
         n, gen = check_count(n, "n", "SensitivitySpace"), check_rng(rng, "SensitivitySpace.sample")
         return np.asarray(self._sampler(n, gen), float)
 
     def extreme_points(self, c):
-        """Points of S_T attaining h(c) for each row of ``c``."""
+        """Return points of S_T attaining h(c), one for each row of ``c``.
+
+        Parameters
+        ----------
+        c : array_like of shape (m,) or (k, m)
+            Directions.
+
+        Returns
+        -------
+        ndarray of shape (k, m)
+            For each direction, a point u of S_T with c.u = h(c) (up to rounding).
+
+        Raises
+        ------
+        NotImplementedError
+            If the space has no extreme-point oracle.
+        """
         c = np.atleast_2d(check_vectors(c, self.dim, "c", "SensitivitySpace.extreme_points"))
         if self._extreme_points is None:
             raise NotImplementedError("This sensitivity space has no extreme-point oracle.")
         return np.asarray(self._extreme_points(c), float)
 
     def project(self, indices):
-        """The sensitivity space of the sub-statistic T[indices]."""
+        """Return the sensitivity space of the sub-statistic T[indices].
+
+        Parameters
+        ----------
+        indices : array_like of int
+            Coordinates of T to keep, in order.
+
+        Returns
+        -------
+        SensitivitySpace
+            Its support function is h at directions supported on ``indices``, and
+            its sampler, extreme points and record points are projected likewise;
+            registered closed forms are not carried over.
+        """
         idx = np.asarray(indices, int)
 
         def embed(c):
@@ -326,17 +407,35 @@ class SensitivitySpace:
 
     # -- sensitivities ------------------------------------------------------------
     def coordinate_sensitivities(self):
-        """Exact per-coordinate sensitivities Delta(T_j) = h(e_j)."""
+        """Return the per-coordinate sensitivities Delta(T_j) = h(e_j).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            Exact when the support function is, else certified upper bounds.
+        """
         return self.support(np.eye(self.dim))
 
     def naive_sensitivity(self, p):
-        """The per-coordinate bound of the paper's Eq. (ApproximateSensitivity): ||(Delta(T_j))_j||_p."""
+        """Return the per-coordinate bound ||(Delta(T_j))_j||_p of the paper's Eq. (ApproximateSensitivity).
+
+        Parameters
+        ----------
+        p : float
+            Exponent of the l_p norm, in [1, inf].
+
+        Returns
+        -------
+        Sensitivity
+            Kind 'bound': certified, since |u_j| <= Delta(T_j) for every u in S_T,
+            but usually larger than the exact l_p sensitivity.
+        """
         d = self.coordinate_sensitivities()
         val = float(np.linalg.norm(d, ord=p))
         return Sensitivity(val, "bound", f"naive per-coordinate bound (paper Eq. ApproximateSensitivity), p={p:g}")
 
     def sensitivity(self, ball):
-        """Delta_K(T) = sup over S_T of ||u||_K, exact or as a certified upper bound.
+        """Return Delta_K(T) = sup over S_T of ||u||_K, exact or as a certified upper bound.
 
         Parameters
         ----------
@@ -346,7 +445,7 @@ class SensitivitySpace:
         Returns
         -------
         Sensitivity
-            kind 'exact' (closed form, enumeration, or support over facets) or
+            Of kind 'exact' (closed form, enumeration, or support over facets) or
             'bound' (polar polytope or block bounds, with ``lower`` attained).
 
         Raises
@@ -412,7 +511,24 @@ class SensitivitySpace:
         )
 
     def estimate_sensitivity(self, ball, n=100_000, *, rng=None):
-        """Max of ||u||_K over sampled points of S_T: an estimate (a lower bound), NOT safe."""
+        """Return the largest ||u||_K over sampled points of S_T: an estimate, NOT safe for privacy.
+
+        Parameters
+        ----------
+        ball : NormBall or float
+            The ball K; a number p means the unit l_p ball.
+        n : int, default 100000
+            Number of sampled points of S_T (the extreme points in the coordinate
+            directions are added when available).
+        rng : None, int, SeedSequence or Generator
+            Source of randomness.
+
+        Returns
+        -------
+        Sensitivity
+            Kind 'estimate': a lower bound on Delta_K, which mechanisms refuse
+            unless the caller accepts the risk explicitly.
+        """
         if not isinstance(ball, NormBall):
             ball = LpBall(self.dim, ball)
         u = self.sample(n, rng=rng)
@@ -437,6 +553,7 @@ class SensitivitySpace:
         Returns
         -------
         Polytope
+            The hull of the sample, flagged ``estimated``.
         """
         return inner_hull(self, n, rng=rng)
 
@@ -457,6 +574,7 @@ class SensitivitySpace:
         Returns
         -------
         CertifiedHull
+            The certified outer polytope, an inner polytope, and their volume ratio.
         """
         return outer_hull(self, directions, n_directions=n_directions, rng=rng, n_volume=n_volume)
 
