@@ -3,7 +3,7 @@ differ in one record at the extremes of the declared domain.
 
 Each output is one private fit, so these audits use 3000 (logistic) or 4000
 (linear) fits per side, a quarter of them for choosing the event: enough to
-flag the paper's printed gamma (ERRATA.md item 1), whose loss is unbounded here. Confidence 1 - ALPHA: a sound
+flag the paper's printed gamma (errata item 1), whose loss is unbounded here. Confidence 1 - ALPHA: a sound
 estimator is flagged with probability at most ALPHA = 1e-3 for a random seed.
 """
 
@@ -43,13 +43,17 @@ def test_estimator_audit_verdict(case):
         assert res.violates(res.claimed_epsilon) and res.eps_lower > res.claimed_epsilon, str(res)
 
 
-def test_the_fault_is_really_injected():
-    # The broken row swaps in gamma = lambda / (exp(eps (q - 1)) - 1) (the paper's print),
-    # negative for q < 1; the estimator itself uses the corrected, positive gamma.
-    from knorm.audit.suite import _LOGISTIC_X, _LOGISTIC_Y, _printed_gamma
+def test_the_library_refuses_the_printed_gamma_the_broken_row_uses():
+    # The broken row reproduces the unguarded algorithm with gamma = lambda / (exp(eps (q - 1)) - 1)
+    # (the paper's print, errata item 1), negative for q < 1. The library itself refuses such a
+    # gamma, so the fault cannot reach a real fit.
+    from knorm.audit.suite import _LOGISTIC_X, _LOGISTIC_Y, _printed_gamma, printed_gamma_logistic
+    from knorm.models import objective
 
+    assert _printed_gamma(0.5, 1.0, 0.5) == pytest.approx(0.5 / np.expm1(-0.5))
+    assert _printed_gamma(0.5, 1.0, 0.5) < 0
+    assert printed_gamma_logistic(_LOGISTIC_X, _LOGISTIC_Y)(3, np.random.default_rng(SEED)).shape == (3, 2)
     est = logistic.LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1], random_state=SEED)
     assert est.fit(_LOGISTIC_X, _LOGISTIC_Y).gamma_ > 0
-    with mock.patch.object(logistic, "objective_gamma", _printed_gamma):
-        assert est.fit(_LOGISTIC_X, _LOGISTIC_Y).gamma_ == pytest.approx(0.5 / np.expm1(-0.5))
-    assert est.fit(_LOGISTIC_X, _LOGISTIC_Y).gamma_ > 0  # restored
+    with mock.patch.object(objective, "objective_gamma", _printed_gamma), pytest.raises(ValueError, match="gamma"):
+        est.fit(_LOGISTIC_X, _LOGISTIC_Y)

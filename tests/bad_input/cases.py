@@ -278,7 +278,7 @@ BOUNDS_XZY = (*BOUNDS_XZ, "--bounds", "y=0:1")
 
 
 def fit_linear(path, *extra):
-    return cli("fit", "linear", path, "--target", "y", "--epsilon", "1", "--mechanism", "linf", "--seed", "0", *extra)
+    return cli("fit", "linear", path, "--target", "y", "--epsilon", "1", "--norm", "linf", "--seed", "0", *extra)
 
 
 def realdata(path, target="y"):

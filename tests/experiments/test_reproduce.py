@@ -67,7 +67,7 @@ def test_reproduce_rejects_bad_arguments(capsys):
         main(["reproduce", "nonsense"])
     with pytest.raises(SystemExit):
         main(["reproduce", "--jobs", "0"])
-    assert "--jobs must be an int >= 1. Got 0" in capsys.readouterr().err
+    assert "--jobs: must be an int >= 1. Got '0' instead." in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["reproduce", "--data", "x.csv"])
     assert "--data and --target must be given together" in capsys.readouterr().err

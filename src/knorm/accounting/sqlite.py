@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import uuid
 import weakref
+from typing import Any
 from datetime import datetime, timezone
 
 from knorm.accounting.ledger import LedgerEntry, check_charge
@@ -56,8 +57,8 @@ _SCHEMA = (
 # Connections inherited by forked children: never used or closed there, since closing a
 # copy of the parent's connection can release the child's own POSIX locks on the file
 # (sqlite.org/howtocorrupt.html, section 2.6). Kept referenced so that nothing closes them.
-_INHERITED = []
-_LIVE = weakref.WeakSet()
+_INHERITED: list = []
+_LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
 def _after_fork_in_child():
@@ -95,8 +96,8 @@ class SQLiteLedger:
     def __init__(self, path, total, *, must_exist=False, ledger_id=None):
         self.path = path
         self._lock = threading.Lock()
-        self._conn = None
-        self._finalizer = None
+        self._conn: Any = None
+        self._finalizer: Any = None
         self.closed = False
         exists = path.exists()
         if not exists and (total is None or must_exist):

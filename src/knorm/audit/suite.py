@@ -40,6 +40,7 @@ __all__ = [
     "HalvedNoiseMechanism",
     "estimator_cases",
     "format_table",
+    "printed_gamma_logistic",
     "table_rows",
     "run_case",
     "run_suite",
@@ -211,23 +212,66 @@ def _printed_gamma(lam, epsilon, q):
     return lam / np.expm1(epsilon * (q - 1.0))
 
 
+def printed_gamma_logistic(X, y, *, epsilon=1.0, q=0.5):
+    """DELIBERATELY BROKEN: objective perturbation with the paper's printed gamma, as published before.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, p)
+        Features in [-1, 1].
+    y : array_like of shape (n,)
+        Labels in {0, 1}.
+    epsilon : float, default 1.0
+        The claimed budget.
+    q : float, default 0.5
+        The share of epsilon on the noise.
+
+    Returns
+    -------
+    callable
+        A sampler ``(n, rng) -> (n, p + 1)`` of the coefficients (intercept last) that the
+        unguarded algorithm publishes: V with l_inf K-norm noise of scale 2 / (eps q) and
+        the Newton point of the objective with gamma = lambda / (exp(eps (q - 1)) - 1) < 0
+        (errata item 1), whatever its convergence. The library refuses that gamma; this
+        reproduces the broken algorithm for the audit only.
+    """
+    from knorm.models import logistic_newton
+
+    Z = np.column_stack([np.asarray(X, dtype=float), np.ones(len(X))])
+    m = Z.shape[1]
+    gamma = _printed_gamma(m / 4.0, epsilon, q)
+    noise = KNormNoise(LpBall(m, math.inf), 2.0 / (epsilon * q))
+
+    def sample(n, rng):
+        out = np.empty((n, m))
+        for k in range(n):
+            out[k] = logistic_newton(Z, np.asarray(y, float), gamma=gamma, linear=noise.sample(rng=rng))[0]
+        return out
+
+    return sample
+
+
 def _logistic_case(printed_gamma):
     def run(n_samples, confidence, rng):
-        from unittest import mock
-
+        from knorm.audit.core import NeighbourPair, audit_pairs
         from knorm.audit.estimators import audit_estimator
-        from knorm.models import LogisticRegression, objective
+        from knorm.models import LogisticRegression
 
+        if printed_gamma:
+            pair = NeighbourPair(
+                printed_gamma_logistic(_LOGISTIC_X, _LOGISTIC_Y),
+                printed_gamma_logistic(_LOGISTIC_X2, _LOGISTIC_Y),
+                None,
+                "neighbouring datasets",
+            )
+            return audit_pairs([pair], claimed_epsilon=1.0, n_samples=n_samples, confidence=confidence, rng=rng)
         est = LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1])
-        # Deliberate fault: swap the objective's gamma for the printed one during the fits.
-        context = (lambda: mock.patch.object(objective, "objective_gamma", _printed_gamma)) if printed_gamma else None
         return audit_estimator(
             est,
             _LOGISTIC_X,
             _LOGISTIC_Y,
             _LOGISTIC_X2,
             _LOGISTIC_Y,
-            context=context,
             n_samples=n_samples,
             confidence=confidence,
             rng=rng,

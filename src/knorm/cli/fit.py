@@ -31,8 +31,26 @@ _BANNER = "CURATOR-ONLY DIAGNOSTICS: not private, depend on the data; do not pub
 
 
 def add_parser(sub, parser_class):
-    """Add ``fit`` and its two models to the subcommands ``sub``."""
-    fit = sub.add_parser("fit", help="fit a private linear or logistic regression on a CSV file")
+    """Add ``fit`` to the subcommands ``sub``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``knorm`` parser.
+    parser_class : type
+        The parser class to use for nested subcommands (one-line errors).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The new subcommand's parser.
+    """
+    fit = sub.add_parser(
+        "fit",
+        help="fit a private linear or logistic regression on a CSV file",
+        epilog=_EXAMPLES["linear"] + "\n" + _EXAMPLES["logistic"].replace("example:", "", 1),
+        formatter_class=_raw(),
+    )
     models = fit.add_subparsers(dest="model", required=True, parser_class=parser_class)
     for model, help_text in (
         ("linear", "ordinary least squares (functional mechanism)"),

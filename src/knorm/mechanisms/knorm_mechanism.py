@@ -192,7 +192,7 @@ class KNormMechanism:
         epsilon : float
             The whole budget of the release.
         strong_convexity : float
-            gamma > 0 with grad^2 F >= gamma I (the ridge term of objective perturbation).
+            A gamma > 0 with grad^2 F >= gamma I (the ridge term of objective perturbation).
         gradient_tolerance : float, default 1e-8
             The certified tolerance tau on ||grad F(theta)||_2 (sum form).
         output_share : float, default 0.01
@@ -471,5 +471,6 @@ def nonprivate_active():
     Returns
     -------
     bool
+        True inside the block, where releases add no noise and charge nothing.
     """
     return _NONPRIVATE.get()

@@ -149,15 +149,18 @@ class PrivateEstimatorMixin:
       be pickled; a file ledger reopens in the worker that unpickles it.
     """
 
+    accountant: object
+    random_state: object
+
     def __sklearn_clone__(self):
-        new = super().__sklearn_clone__()
+        new = super().__sklearn_clone__()  # type: ignore[misc]
         new.accountant = self.accountant
         if isinstance(self.random_state, np.random.Generator):
             new.random_state = self.random_state.spawn(1)[0]
         return new
 
     def __getstate__(self):
-        state = super().__getstate__()
+        state: dict = super().__getstate__()  # type: ignore[assignment]
         state.pop("fit_diagnostics_", None)
         return state
 

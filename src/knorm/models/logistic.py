@@ -183,7 +183,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(5000, 2))
     >>> y = (rng.random(5000) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
-    >>> clf = LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), random_state=0).fit(X, y)
+    >>> clf = LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.coef_.shape, clf.intercept_.shape, clf.gamma_ > 0
     ((1, 2), (1,), True)
     >>> clf.predict(X[:3]).shape

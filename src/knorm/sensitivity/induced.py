@@ -67,6 +67,7 @@ def sum_space(dim, l0_bound, *, neighbours="replace"):
     Returns
     -------
     SensitivitySpace
+        With the exact hull and sensitivities (see :func:`induced_space`).
     """
     return induced_space(SumBall(dim, l0_bound, neighbours=neighbours))
 
@@ -86,6 +87,7 @@ def count_space(dim, l0_bound, *, neighbours="replace"):
     Returns
     -------
     SensitivitySpace
+        With the exact hull and sensitivities (see :func:`induced_space`).
     """
     return induced_space(CountBall(dim, l0_bound, neighbours=neighbours))
 
@@ -123,5 +125,6 @@ def vote_space(n_candidates, *, neighbours="replace"):
     Returns
     -------
     SensitivitySpace
+        With the exact hull and sensitivities (see :func:`induced_space`).
     """
     return induced_space(VoteBall(n_candidates, neighbours=neighbours))

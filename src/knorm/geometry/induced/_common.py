@@ -33,7 +33,7 @@ def check_l0_bound(l0_bound, dim, owner):
     rule = f"an int in the range [1, {dim}] (the dimension)"
     if isinstance(l0_bound, bool) or not isinstance(l0_bound, numbers.Integral):
         raise param_error("l0_bound", owner, rule, l0_bound, TypeError)
-    if not 1 <= l0_bound <= dim:
+    if not 1 <= int(l0_bound) <= dim:
         raise param_error("l0_bound", owner, rule, l0_bound)
     return int(l0_bound)
 
@@ -78,8 +78,19 @@ class InducedBall(NormBall):
     #: stat_dim - 1 coordinates and the last one is reconstructed exactly.
     flat = False
     #: For flat balls, the sum of each record's contribution t(x) (public).
-    per_record_total = None
+    per_record_total: float | None = None
     _volume_method = ""
+    #: Dimension of the full statistic (dim + 1 for flat balls).
+    stat_dim: int
+    neighbours: str
+
+    def _volume_fraction(self):
+        """Return the exact volume as a Fraction (subclasses)."""
+        raise NotImplementedError
+
+    def _lp_sensitivity(self, p):
+        """Return (max over K of ||u||_p, formula) for p in {1, 2, inf} (subclasses)."""
+        raise NotImplementedError
 
     # -- reduced coordinates ---------------------------------------------------
     def reduce(self, t):

@@ -1,0 +1,127 @@
+"""``knorm budget create|show|ledger``: a persistent privacy ledger (SQLite) for the CLI and Python."""
+
+from __future__ import annotations
+
+import argparse
+
+from knorm.cli._common import CLIError, add_output, emit, positive_float
+
+__all__ = ["add_parser"]
+
+_EXAMPLE = """examples:
+  knorm budget create study.sqlite --total 4        # once, for a dataset
+  knorm fit linear data.csv ... --budget study.sqlite
+  knorm budget show study.sqlite
+  knorm budget ledger study.sqlite --json"""
+
+
+def add_parser(sub, parser_class):
+    """Add ``budget`` to the subcommands ``sub``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``knorm`` parser.
+    parser_class : type
+        The parser class to use for nested subcommands (one-line errors).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The new subcommand's parser.
+    """
+    p = sub.add_parser(
+        "budget",
+        help="create and read a persistent privacy ledger",
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="action", required=True, parser_class=parser_class)
+    create = actions.add_parser(
+        "create",
+        help="create a ledger with a total budget",
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    create.add_argument("path", help="the SQLite file to create")
+    create.add_argument("--total", type=positive_float, required=True, help="the whole budget, in (0, inf)")
+    add_output(create)
+    create.set_defaults(func=run_create)
+    for name, help_text, func in (
+        ("show", "print the total, the spent and the remaining budget", run_show),
+        ("ledger", "print every charge: epsilon, label, time, mechanism, seed fingerprint", run_ledger),
+    ):
+        q = actions.add_parser(
+            name, help=help_text, epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        q.add_argument("path", help="the ledger's SQLite file")
+        add_output(q)
+        q.set_defaults(func=func)
+    return p
+
+
+def _open(path, total=None, *, create=False):
+    import os
+
+    from knorm.accounting import PrivacyAccountant
+
+    if create and os.path.exists(path):
+        raise CLIError(f"{path!r} exists already: a ledger is created once (read it with 'knorm budget show').")
+    if not create and not os.path.exists(path):
+        raise CLIError(f"no privacy ledger at {path!r}: create it with 'knorm budget create {path} --total EPS'.")
+    return PrivacyAccountant.open(path, total_epsilon=total)
+
+
+def _summary(acc):
+    return {
+        "path": str(acc.path),
+        "total": acc.total_epsilon,
+        "spent": acc.spent,
+        "remaining": acc.remaining,
+        "entries": len(acc.ledger),
+    }
+
+
+def run_create(args):
+    """Create the ledger file."""
+    with _open(args.path, args.total, create=True) as acc:
+        info = _summary(acc)
+    emit(args, info, [f"created {args.path}: total epsilon {info['total']:g}"])
+    return 0
+
+
+def run_show(args):
+    """Print the totals of the ledger."""
+    with _open(args.path) as acc:
+        info = _summary(acc)
+    emit(
+        args,
+        info,
+        [
+            f"{args.path}: total {info['total']:g}, spent {info['spent']:g}, remaining "
+            f"{info['remaining']:g} ({info['entries']} charges)"
+        ],
+    )
+    return 0
+
+
+def run_ledger(args):
+    """Print every charge of the ledger."""
+    with _open(args.path) as acc:
+        entries = acc.ledger
+        info = _summary(acc)
+    rows = [
+        {
+            "position": e.position,
+            "epsilon": e.epsilon,
+            "label": e.label,
+            "time": e.time.isoformat(),
+            "mechanism": e.mechanism,
+            "seed_fingerprint": e.seed_fingerprint,
+        }
+        for e in entries
+    ]
+    text = [f"{args.path}: {info['spent']:g} of {info['total']:g} spent"]
+    text += [f"{r['position']:>4}  {r['epsilon']:<8g} {r['time'][:19]}  {r['label']}" for r in rows]
+    emit(args, dict(info, ledger=rows), text)
+    return 0
