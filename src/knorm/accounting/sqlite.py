@@ -23,8 +23,8 @@ import sqlite3
 import threading
 import uuid
 import weakref
-from typing import Any
 from datetime import datetime, timezone
+from typing import Any
 
 from knorm.accounting.ledger import LedgerEntry, check_charge
 
