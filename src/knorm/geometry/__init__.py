@@ -3,6 +3,7 @@
 from knorm.geometry.base import NormBall, NotANormBallError, RejectionStats, ScaledBall, Volume
 from knorm.geometry.induced import CountBall, HistogramBall, SumBall, VoteBall
 from knorm.geometry.intersection import IntersectionBall
+from knorm.geometry.linear_image import LinearImage
 from knorm.geometry.lp import LpBall
 from knorm.geometry.oracle import OracleBall
 from knorm.geometry.polytope import Polytope
@@ -13,6 +14,7 @@ __all__ = [
     "HistogramBall",
     "IntersectionBall",
     "K2Ball",
+    "LinearImage",
     "LpBall",
     "NormBall",
     "NotANormBallError",

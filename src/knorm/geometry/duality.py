@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from knorm.geometry.base import NormBall, ScaledBall
+from knorm.geometry.linear_image import LinearImage
 from knorm.geometry.lp import LpBall
 
 __all__ = ["largest_norm", "norm_rows", "sign_vectors"]
@@ -80,6 +81,9 @@ def norm_rows(ball):
     if isinstance(ball, ScaledBall):
         inner = norm_rows(ball.base)
         return None if inner is None else (inner[0] / ball.factor, inner[1])
+    if isinstance(ball, LinearImage):  # ||v||_{AK} = max_i g_i . A^{-1} v
+        inner = norm_rows(ball.base)
+        return None if inner is None else (inner[0] @ ball._inverse, inner[1])
     if isinstance(ball, LpBall):
         if math.isinf(ball.p):
             return np.eye(ball.dim) / ball.radius, "the coordinate axes"

@@ -27,6 +27,7 @@ from functools import singledispatch
 import numpy as np
 
 from knorm.geometry.base import NormBall, ScaledBall
+from knorm.geometry.linear_image import LinearImage
 from knorm.geometry.lp import LpBall
 
 __all__ = ["sample_knorm", "sampler_name", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"]
@@ -260,6 +261,12 @@ def _(ball: LpBall, scale, n, rng):
 
 
 @sample_knorm.register
+def _(ball: LinearImage, scale, n, rng):
+    # exp(-||A^{-1} v||_K / s): the image under A of K-norm noise on K.
+    return ball._apply(ball.matrix, sample_knorm(ball.base, scale, n, rng))
+
+
+@sample_knorm.register
 def _(ball: ScaledBall, scale, n, rng):
     # exp(-||v||_{cK}/s) = exp(-||v||_K/(c s))
     return sample_knorm(ball.base, scale * ball.factor, n, rng)
@@ -278,7 +285,7 @@ def sampler_name(ball):
     str
         For example 'laplace', 'gamma(m) x uniform direction' or 'gamma(m+1) x uniform(K)'.
     """
-    if isinstance(ball, ScaledBall):
+    if isinstance(ball, (ScaledBall, LinearImage)):
         return sampler_name(ball.base)
     if isinstance(ball, LpBall):
         if ball.p == 1:
