@@ -7,6 +7,7 @@ from knorm import KNormMechanism, LpBall
 from knorm.sensitivity import (
     Box,
     FiniteDomain,
+    QuadraticStatistic,
     SensitivitySpace,
     UnsafeSensitivityError,
     logistic_gradient_space,
@@ -167,3 +168,13 @@ def test_add_remove_neighbours_finite_and_quadratic():
         ValueError, match="'neighbours' parameter of SensitivitySpace.additive must be 'replace' or 'add_remove'"
     ):
         SensitivitySpace.additive(f, FiniteDomain(rec), neighbours="swap")
+
+
+def test_register_refuses_a_proof_below_a_point_of_the_space():
+    # (z, z^2) on [-1, 1]: the point (2, 0) of S_T has l_inf norm 2, so a registered 1.5 is wrong.
+    t = QuadraticStatistic([[[0.0]], [[1.0]]], [[1.0], [0.0]], [-1.0], [1.0])
+    space = SensitivitySpace.additive(t, Box([-1.0], [1.0]))
+    with pytest.raises(ValueError, match="does not match this statistic"):
+        space.register_exact(LpBall(2, np.inf), 1.5, "a wrong proof")
+    space.register_exact(LpBall(2, np.inf), 2.0, "the right proof")
+    assert space.sensitivity(LpBall(2, np.inf)).value == 2.0

@@ -3,10 +3,11 @@
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active, seed_fingerprint
-from knorm.mechanisms.release import Release
+from knorm.mechanisms.release import Intervals, Release
 
 __all__ = [
     "ContainmentResult",
+    "Intervals",
     "KNormMechanism",
     "MechanismChoice",
     "RankingReport",

@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy import optimize, special
 
-from knorm.geometry import NormBall
+from knorm._validation import check_count, check_probability
+from knorm.geometry import LinearImage, LpBall, NormBall, ScaledBall
+from knorm.noise import KNormNoise
 from knorm.sensitivity import Sensitivity
 
-__all__ = ["Release"]
+__all__ = ["Intervals", "Release"]
+
+# Draws of the public noise law for Monte Carlo intervals, and their fixed seed (the law
+# is public: the intervals are then a deterministic function of the release).
+_MC_DRAWS, _MC_SEED = 40_000, 20_261_123
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Confidence intervals, one per released coordinate, with how they were computed.
+
+    ``np.asarray(intervals)`` is the array of shape (k, 2) of lower and upper ends.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (k,)
+        The ends of the intervals.
+    alpha : float
+        1 - the coverage probability of each interval.
+    method : str
+        'closed form' (exact marginal quantiles of the noise law) or 'Monte Carlo'.
+    mc_error : float
+        For Monte Carlo intervals, the standard error of the tail probability of each end
+        (binomial, from the number of draws); 0 for closed forms.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    alpha: float
+    method: str
+    mc_error: float = 0.0
+
+    def __array__(self, dtype=None, copy=None):
+        return np.column_stack([self.lower, self.upper]).astype(dtype or float)
 
 
 @dataclass(frozen=True)
@@ -20,14 +58,16 @@ class Release:
     :meth:`KNormMechanism.release` or :meth:`KNormMechanism.release_objective`; the
     estimators keep theirs as ``release_``. It holds only the released value and public
     inputs, so it may be published whole. ``np.asarray(release)`` gives the value.
-    The mechanisms build it; each parameter below is kept as the attribute of the
-    same name.
+    A post-processed value (a mean from a released sum) is a Release too, with the raw one
+    as its ``parent`` and the map from the parent's value as its ``transform``: it carries
+    the same privacy terms, since post-processing is free (paper Proposition
+    "Postprocessing").
 
     Parameters
     ----------
     value : array_like
-        The released vector, stored as a read-only float ndarray: the statistic plus
-        K-norm noise, or the minimiser of the perturbed objective.
+        The released vector: the statistic plus K-norm noise, the minimiser of the
+        perturbed objective, or a post-processing of a parent release. Kept read-only.
     epsilon : float
         The privacy budget this release spent (charged to ``ledger_entry``, if any).
     ball : NormBall
@@ -42,13 +82,23 @@ class Release:
         What was released.
     ledger_entry : LedgerEntry or None, default None
         The accountant's entry for this release, when one was charged.
-    mechanism : {'K-norm', 'objective perturbation'}, default 'K-norm'
+    mechanism : str, default 'K-norm'
         'K-norm' (additive, paper Proposition "K-Norm Mechanism") or 'objective
         perturbation' (paper Algorithm "Extended Objective Perturbation").
-    sampler : str, default ""
-        How the noise was drawn (:attr:`KNormNoise.sampler`).
+    sampler : str, default ''
+        How the noise was drawn.
     caveats : tuple of str, default ()
         Known limits of the guarantee for this release (for example floating point).
+    gain : float, default nan
+        How many times more epsilon Laplace (the l1 mechanism) would need for the same
+        entropy, from the volume order (paper Theorem "Entropy Ordering"); nan when not
+        computed.
+    names : tuple of str, default ()
+        Names of the coordinates of ``value``.
+    parent : Release or None, default None
+        For a post-processed value: the release it is computed from.
+    transform : callable or None, default None
+        For a post-processed value: the map from the parent's value (rows) to this value.
 
     Examples
     --------
@@ -57,6 +107,8 @@ class Release:
     >>> release = KNormMechanism(LpBall(2, 1), sensitivity=1.0, epsilon=0.5).release([3.0, 4.0], rng=5)
     >>> np.asarray(release).shape, release.epsilon, release.ball_name
     ((2,), 0.5, 'l1')
+    >>> np.asarray(release.conf_int(0.05)).shape  # exact Laplace quantiles
+    (2, 2)
     """
 
     value: np.ndarray
@@ -70,6 +122,10 @@ class Release:
     mechanism: str = "K-norm"
     sampler: str = ""
     caveats: tuple = field(default=())
+    gain: float = math.nan
+    names: tuple = field(default=())
+    parent: Release | None = None
+    transform: Callable | None = None
 
     def __post_init__(self):
         value = np.array(self.value, dtype=float)
@@ -79,15 +135,160 @@ class Release:
     def __array__(self, dtype=None, copy=None):
         return np.array(self.value, dtype=dtype, copy=True if copy is None else copy)
 
+    def postprocess(self, transform, *, label=None, names=()):
+        """Return the release of ``transform(value)``: free in privacy, intervals carried through.
+
+        Parameters
+        ----------
+        transform : callable
+            Maps rows of this release's value (shape (..., m)) to rows of the new value; it
+            must use only the released value and public inputs.
+        label : str, optional
+            What the new value is (default: this label).
+        names : tuple of str, default ()
+            Names of the new coordinates.
+
+        Returns
+        -------
+        Release
+            Same privacy terms, ``parent=self``.
+        """
+        if self.parent is None or self.transform is None:
+            root, chain = self, transform
+        else:
+            root, chain = self.parent, _Compose(self.transform, transform)
+        return replace(
+            self,
+            value=transform(self.value),
+            label=self.label if label is None else str(label),
+            names=tuple(names),
+            parent=root,
+            transform=chain,
+        )
+
+    def conf_int(self, alpha=0.05, *, n_draws=_MC_DRAWS):
+        """Return per-coordinate confidence intervals for the statistic behind this release.
+
+        Parameters
+        ----------
+        alpha : float, default 0.05
+            Each interval covers the statistic with probability 1 - alpha.
+        n_draws : int, default 40000
+            Draws of the public noise law when the intervals are Monte Carlo.
+
+        Returns
+        -------
+        Intervals
+            ``np.asarray`` gives shape (k, 2).
+
+        Notes
+        -----
+        The released value is R = T + V with V drawn from the public noise law, independent
+        of the data, so T = R - V and, V being symmetric, T_j lies in [R_j - t_j, R_j + t_j]
+        with probability 1 - alpha when t_j is the (1 - alpha)-quantile of |V_j|. These
+        intervals cover the dataset's statistic T (the noise), not a population parameter.
+
+        * l1 balls (Laplace coordinates of scale b): t = b log(1 / alpha), exactly.
+        * l_inf balls: V_j = R U_j with R ~ Gamma(m + 1, b) and U_j uniform on [-1, 1]
+          (paper appendix, l_inf sampler, errata item 4), so
+          P(|V_j| > t) = E[(1 - t/R)^+] = Q(m + 1, t/b) - (t / (m b)) Q(m, t/b), with Q the
+          regularised upper incomplete gamma function; t is found by root finding.
+        * other balls: Monte Carlo quantiles of the public law (a fixed seed, so the
+          intervals are a deterministic function of the release), whose tail probability
+          has standard error sqrt(alpha (1 - alpha) / n_draws).
+        * post-processed values g(T): for a positive coordinatewise scaling g (a transform
+          with a ``coordinate_scale``, such as a mean from a sum over a public n), the
+          parent's intervals scaled; otherwise the public law pushed through g, the
+          equal-tailed quantiles of g(R - V*) over draws V* (exact coverage for linear g, a
+          plug-in otherwise).
+        """
+        alpha = check_probability(alpha, "alpha", "Release.conf_int")
+        n_draws = check_count(n_draws, "n_draws", "Release.conf_int")
+        if self.parent is not None:
+            return self._pushed_intervals(alpha, n_draws)
+        half = _closed_form_half_width(self.ball, self.noise_scale, alpha)
+        if half is not None:
+            return Intervals(self.value - half, self.value + half, alpha, "closed form")
+        draws = self._noise_draws(n_draws)
+        half = np.quantile(np.abs(draws), 1 - alpha, axis=0).reshape(self.value.shape)
+        return Intervals(self.value - half, self.value + half, alpha, "Monte Carlo", _mc_error(alpha, n_draws))
+
+    def _noise_draws(self, n_draws):
+        if self.noise_scale == 0:  # released inside nonprivate(): no noise
+            return np.zeros((n_draws, self.ball.dim))
+        return KNormNoise(self.ball, self.noise_scale).public_law_sample(n_draws, seed=_MC_SEED)
+
+    def _pushed_intervals(self, alpha, n_draws):
+        parent, transform = self.parent, self.transform
+        assert parent is not None and transform is not None
+        scale = getattr(transform, "coordinate_scale", None)
+        if scale is not None:  # g(T) = s * T coordinatewise (s > 0): the parent's intervals, scaled
+            base = parent.conf_int(alpha, n_draws=n_draws)
+            return replace(base, lower=base.lower * scale, upper=base.upper * scale)
+        draws = parent._noise_draws(n_draws)
+        base = np.asarray(parent.value)
+        pushed = np.asarray(transform(base.reshape(-1)[None, :] - draws.reshape(n_draws, -1)))
+        lower, upper = np.quantile(pushed, [alpha / 2, 1 - alpha / 2], axis=0)
+        shape = np.shape(self.value)
+        return Intervals(
+            lower.reshape(shape), upper.reshape(shape), alpha, "Monte Carlo (pushed through)", _mc_error(alpha, n_draws)
+        )
+
     def __repr__(self):
+        value = np.array2string(self.value, precision=4, threshold=8)
         return (
             f"Release({self.label!r}, epsilon={self.epsilon:g}, ball={self.ball_name}, "
-            f"sensitivity={self.sensitivity.value:g} ({self.sensitivity.kind}), value={np.array2string(self.value, precision=4, threshold=8)})"
+            f"sensitivity={self.sensitivity.value:g} ({self.sensitivity.kind}), value={value})"
         )
 
 
+@dataclass(frozen=True)
+class _Compose:
+    """g(f(x)), picklable when f and g are."""
+
+    first: Callable
+    second: Callable
+
+    def __call__(self, x):
+        return self.second(self.first(x))
+
+
+def _mc_error(alpha, n_draws):
+    return math.sqrt(alpha * (1 - alpha) / max(n_draws, 1))
+
+
+def _closed_form_half_width(ball, scale, alpha):
+    """Half-widths t_j with P(|V_j| > t_j) = alpha, for balls with closed-form marginals."""
+    factors = np.ones(ball.dim)
+    while isinstance(ball, (ScaledBall, LinearImage)):
+        if isinstance(ball, LinearImage):
+            if not ball._diagonal:
+                return None
+            factors = factors * np.abs(np.diag(ball.matrix))
+        else:
+            factors = factors * ball.factor
+        ball = ball.base
+    if not isinstance(ball, LpBall):
+        return None
+    b = scale * ball.radius
+    if scale == 0:
+        return np.zeros(ball.dim)
+    if ball.p == 1 or ball.dim == 1:  # Laplace marginals (in 1-D every K-norm law is Laplace)
+        return factors * b * math.log(1 / alpha)
+    if math.isinf(ball.p):
+        m = ball.dim
+
+        def tail(t):
+            x = t / b
+            return special.gammaincc(m + 1, x) - x / m * special.gammaincc(m, x) - alpha
+
+        t = optimize.brentq(tail, 0.0, b * (m + 1 + 50 * math.sqrt(m + 1)), xtol=1e-12 * b)
+        return factors * t
+    return None
+
+
 def ball_name(ball):
-    """Return a short name for a ball: its ``name`` or a compact description."""
+    """Return a short name for a ball: its ``name``, 'l1' / 'l2' / 'linf' for unit l_p balls, or its repr."""
     name = getattr(ball, "name", None)
     if name:
         return str(name)

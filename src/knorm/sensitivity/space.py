@@ -275,7 +275,26 @@ class SensitivitySpace:
             raise TypeError(
                 "The 'ball' parameter of SensitivitySpace.register_exact must be a NormBall. Got None instead."
             )
+        self._check_registered(ball, sens)
         self._known[_ball_key(ball)] = sens
+
+    def _check_registered(self, ball, sens):
+        """Refuse a registered value that points of S_T we can reach already exceed.
+
+        A proof can be attached to the wrong statistic; when the space has an extreme-point
+        oracle, the points attaining h(c) along the axes and 64 fixed directions give lower
+        bounds on Delta_K that the registered value must meet.
+        """
+        if self._extreme_points is None:
+            return
+        axes = np.vstack([np.eye(self.dim), -np.eye(self.dim), np.random.default_rng(0).normal(size=(64, self.dim))])
+        lower = float(np.max(ball.norm(self.extreme_points(axes))))
+        if lower > sens.value * (1 + 1e-8):
+            raise ValueError(
+                f"The 'value' parameter of SensitivitySpace.register_{sens.kind} must be at least the K-norm of "
+                f"every point of S_T, and a point of S_T has norm {lower!r} in {ball!r}: the proof does not "
+                f"match this statistic. Got {sens.value!r} instead."
+            )
 
     # -- the set ----------------------------------------------------------------
     @property

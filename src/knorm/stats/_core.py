@@ -1,0 +1,158 @@
+"""Shared plumbing of knorm.stats: declared domains, data in any container, the release itself."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from knorm._validation import check_positive, numeric_input, param_error
+from knorm.exceptions import ClippingWarning
+from knorm.geometry import LpBall
+from knorm.mechanisms import KNormMechanism, rank_mechanisms
+
+__all__ = ["as_columns", "check_bounds", "check_neighbours", "clip_count", "publish", "total"]
+
+#: Warn the curator when more than this fraction of the values was clipped.
+CLIP_WARNING_FRACTION = 0.05
+
+
+def check_neighbours(neighbours, owner):
+    """Return ``neighbours`` if it is 'replace' or 'add_remove'."""
+    if neighbours not in ("replace", "add_remove"):
+        raise param_error("neighbours", owner, "'replace' or 'add_remove'", neighbours)
+    return neighbours
+
+
+def check_bounds(bounds, p, owner, name="bounds"):
+    """Return declared (lower, upper) arrays of length ``p``, finite with lower < upper.
+
+    Bounds are part of the privacy guarantee: they come from the data's declared domain,
+    never from the data.
+    """
+    rule = "a pair (lower, upper) of finite numbers (or arrays, one entry per column) with lower < upper"
+    if bounds is None:
+        raise param_error(name, owner, rule + ", declared from the data's domain (never read from the data)", None)
+    try:
+        lo, hi = bounds
+        lo = np.broadcast_to(np.asarray(lo, dtype=float), (p,)).copy()
+        hi = np.broadcast_to(np.asarray(hi, dtype=float), (p,)).copy()
+    except (TypeError, ValueError):
+        raise param_error(name, owner, rule, bounds) from None
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
+        raise param_error(name, owner, rule, bounds)
+    return lo, hi
+
+
+def _is_dask(obj):
+    return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
+
+
+def as_columns(x, owner, name="x", *, ndim=None):
+    """Return ``x`` as a 2-D float array of shape (n, p) (numpy) or a 2-D Dask array.
+
+    Accepts numpy arrays, lists, pandas Series and DataFrames, and Dask arrays, Series and
+    DataFrames. NaN is refused (nothing is silently dropped); so is an empty column.
+    """
+    if _is_dask(x):
+        import dask.array as da
+
+        arr = x.to_dask_array(lengths=True) if hasattr(x, "to_dask_array") else x
+        arr = arr.astype(float)
+        arr = arr[:, None] if arr.ndim == 1 else arr
+        if not isinstance(arr, da.Array) or arr.ndim != 2:
+            raise param_error(name, owner, "a 1-D or 2-D array of numbers", type(x).__name__, TypeError)
+        return arr
+    with numeric_input(owner, TypeError, **{name: x}):
+        arr = np.asarray(x, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or (ndim is not None and np.ndim(x) != ndim):
+        raise param_error(name, owner, f"a {ndim or '1-D or 2-'}D array of numbers", f"shape {np.shape(x)}")
+    if arr.shape[0] == 0:
+        raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
+    if arr.shape[1] == 0:
+        raise param_error(name, owner, "an array with at least one column", f"shape {np.shape(x)}")
+    if np.isnan(arr).any():
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must not hold NaN: drop or impute the missing values first "
+            f"(nothing is dropped silently). Got {int(np.isnan(arr).sum())} NaN value(s) instead."
+        )
+    return arr
+
+
+def clip_count(arr, lo, hi, owner):
+    """Return (arr clipped to [lo, hi], the number of clipped entries), warning above 5%.
+
+    The count is for the curator and is not stored in any release.
+    """
+    outside = (arr < lo) | (arr > hi)
+    count = outside.sum()
+    count = int(count.compute() if _is_dask(count) else count)
+    total = int(np.prod(arr.shape)) if not _is_dask(arr) else int(arr.size)
+    if total and count / total > CLIP_WARNING_FRACTION:
+        warnings.warn(
+            f"{owner}: {count / total:.1%} of the values were outside the declared bounds and were clipped (more "
+            f"than {CLIP_WARNING_FRACTION:.0%}). The release is private, but biased: declare bounds that cover the "
+            "data's domain. This message is for the curator and is not stored.",
+            ClippingWarning,
+            stacklevel=3,
+        )
+    return (arr.clip(lo, hi) if _is_dask(arr) else np.clip(arr, lo, hi)), count
+
+
+def total(values):
+    """Return the column sums of per-record values (numpy or Dask), as a float array."""
+    s = values.sum(axis=0)
+    return np.asarray(s.compute() if _is_dask(s) else s, dtype=float)
+
+
+def n_records(arr):
+    """Return the number of records (rows) of a numpy or Dask array."""
+    n = arr.shape[0]
+    if isinstance(n, numbers.Integral):
+        return int(n)
+    return int(arr.map_blocks(lambda b: np.array([len(b)]), chunks=(1,)).sum().compute())
+
+
+def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=(), owner="knorm.stats"):
+    """Release ``value`` with the best certified candidate ball, stating its gain over Laplace.
+
+    Parameters
+    ----------
+    value : ndarray
+        The statistic (in the candidates' coordinates).
+    candidates : dict of str to NormBall
+        The balls to rank; 'l1' is added for the gain if absent.
+    space : SensitivitySpace
+        The statistic's sensitivity space: it certifies every candidate's sensitivity.
+    epsilon : float
+        The budget.
+    rng, accountant, label, names, owner
+        As for :meth:`knorm.mechanisms.KNormMechanism.release`.
+
+    Returns
+    -------
+    Release
+        By the candidate first in the volume order (paper Theorem "Entropy Ordering"), with
+        ``gain`` = how many times more epsilon Laplace needs for the same entropy.
+    """
+    epsilon = check_positive(epsilon, "epsilon", owner)
+    candidates = dict(candidates)
+    candidates.setdefault("l1", LpBall(space.dim, 1))
+    mechanisms = {name: KNormMechanism(ball, space.sensitivity(ball), epsilon) for name, ball in candidates.items()}
+    report = rank_mechanisms(mechanisms)
+    factors = {r["name"]: r["epsilon_factor"] for r in report.rows}
+    best = report.best
+    release = mechanisms[best].release(value, rng=rng, accountant=accountant, label=label)
+    from dataclasses import replace
+
+    return replace(release, gain=factors["l1"] / factors[best], names=tuple(names))
+
+
+def finite_or_nan(x):
+    """Return float(x), or nan for values that are not finite."""
+    x = float(x)
+    return x if math.isfinite(x) else math.nan

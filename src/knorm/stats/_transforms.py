@@ -1,0 +1,101 @@
+"""Post-processing maps of released statistics (picklable, vectorised over rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CovarianceFromMoments", "Expand", "MeanFromSums", "VarianceFromMoments"]
+
+
+@dataclass(frozen=True)
+class MeanFromSums:
+    """(sums) / n with n public, or (count, sums) -> sums / max(count, 1) when n is released."""
+
+    n: float | None = None
+
+    @property
+    def coordinate_scale(self):
+        """1 / n when n is public (the map is then a positive scaling), else None."""
+        return None if self.n is None else 1.0 / self.n
+
+    def __call__(self, v):
+        v = np.asarray(v, dtype=float)
+        if self.n is not None:
+            return v / self.n
+        return v[..., 1:] / np.maximum(v[..., :1], 1.0)
+
+
+@dataclass(frozen=True)
+class VarianceFromMoments:
+    """(S1, S2) or (N, S1, S2) -> (mean, variance), the variance clipped at 0 (ddof as numpy).
+
+    A released S2 - S1^2 / n can be negative when the noise dominates; a variance cannot,
+    so it is clipped at 0 (post-processing, free in privacy; it biases the estimate upwards
+    when the truth is near 0). With a released count N, N is floored at ddof + 1.
+    """
+
+    n: float | None = None
+    ddof: int = 0
+    std: bool = False
+
+    def __call__(self, v):
+        v = np.asarray(v, dtype=float)
+        if self.n is None:
+            n, s1, s2 = np.maximum(v[..., 0], self.ddof + 1.0), v[..., 1], v[..., 2]
+        else:
+            n, s1, s2 = self.n, v[..., 0], v[..., 1]
+        mean = s1 / n
+        var = np.maximum(s2 - s1 * s1 / n, 0.0) / (n - self.ddof)
+        return np.stack([mean, np.sqrt(var) if self.std else var], axis=-1)
+
+
+@dataclass(frozen=True)
+class CovarianceFromMoments:
+    """Released first and second moments of p columns -> (means, covariance entries).
+
+    The input holds the sums of x_j (p), of x_j x_k for j < k (in ``pairs`` order) and of
+    x_j^2 (p), after the count N when n is released. The covariance is projected on the
+    positive semi-definite matrices (eigenvalues clipped at 0; post-processing). Returns the
+    p means followed by the p (p + 1) / 2 entries of the upper triangle, row by row.
+    """
+
+    p: int
+    n: float | None = None
+    ddof: int = 0
+
+    def __call__(self, v):
+        v = np.asarray(v, dtype=float)
+        lead = v.shape[:-1]
+        v = v.reshape(-1, v.shape[-1])
+        if self.n is None:
+            n, v = np.maximum(v[:, 0], self.ddof + 1.0), v[:, 1:]
+        else:
+            n = np.full(len(v), float(self.n))
+        p = self.p
+        iu = np.triu_indices(p, 1)
+        s1 = v[:, :p]
+        S = np.zeros((len(v), p, p))
+        S[:, iu[0], iu[1]] = v[:, p : p + len(iu[0])]
+        S = S + S.transpose(0, 2, 1)
+        S[:, np.arange(p), np.arange(p)] = v[:, p + len(iu[0]) :]
+        mean = s1 / n[:, None]
+        cov = (S - n[:, None, None] * mean[:, :, None] * mean[:, None, :]) / (n - self.ddof)[:, None, None]
+        lam, U = np.linalg.eigh(cov)
+        cov = (U * np.maximum(lam, 0.0)[:, None, :]) @ U.transpose(0, 2, 1)
+        tri = np.triu_indices(p)
+        out = np.concatenate([mean, cov[:, tri[0], tri[1]]], axis=1)
+        return out.reshape(*lead, out.shape[-1])
+
+
+@dataclass(frozen=True)
+class Expand:
+    """Released reduced coordinates -> the full statistic, through a ball's exact ``expand``."""
+
+    ball: Any
+    n: float | None = None
+
+    def __call__(self, v):
+        return self.ball.expand(v, self.n)
