@@ -1,4 +1,4 @@
-"""The ``knorm`` command: ``reproduce``, ``fit``, ``budget`` and ``demo``.
+"""The ``knorm`` command: ``reproduce``, ``fit``, ``release``, ``budget`` and ``demo``.
 
 Every subcommand follows the same conventions: a user error is one line on stderr with exit
 status 2 (never a traceback); ``--json`` gives machine-readable output where something is
@@ -21,7 +21,7 @@ _USER_ERRORS = (CLIError, ValueError, TypeError, FileNotFoundError, PermissionEr
 
 def build_parser():
     """Return the argument parser of the ``knorm`` command."""
-    from knorm.cli import budget, demo, fit, reproduce
+    from knorm.cli import budget, demo, fit, release, reproduce
 
     parser = KnormParser(
         prog="knorm",
@@ -29,7 +29,7 @@ def build_parser():
         epilog="Run 'knorm COMMAND --help' for the options and an example of each command.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=KnormParser, metavar="COMMAND")
-    for module in (reproduce, fit, budget, demo):
+    for module in (reproduce, fit, release, budget, demo):
         module.add_parser(sub, KnormParser)
     return parser
 
@@ -49,7 +49,9 @@ def main(argv=None):
     """
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    prog = " ".join(["knorm", args.command] + [getattr(args, k) for k in ("model", "action") if getattr(args, k, None)])
+    prog = " ".join(
+        ["knorm", args.command] + [getattr(args, k) for k in ("model", "statistic", "action") if getattr(args, k, None)]
+    )
     args.argv = argv
     warnings.showwarning = lambda message, category, *rest: print(f"{prog}: warning: {_line(message)}", file=sys.stderr)
     try:

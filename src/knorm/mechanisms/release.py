@@ -259,6 +259,10 @@ def _mc_error(alpha, n_draws):
 
 def _closed_form_half_width(ball, scale, alpha):
     """Half-widths t_j with P(|V_j| > t_j) = alpha, for balls with closed-form marginals."""
+    if scale == 0:
+        return np.zeros(ball.dim)
+    if ball.dim == 1:  # in 1-D every K-norm law is Laplace, of scale b h_K(1)
+        return np.array([scale * float(np.ravel(ball.support([1.0]))[0]) * math.log(1 / alpha)])
     factors = np.ones(ball.dim)
     while isinstance(ball, (ScaledBall, LinearImage)):
         if isinstance(ball, LinearImage):
@@ -271,9 +275,7 @@ def _closed_form_half_width(ball, scale, alpha):
     if not isinstance(ball, LpBall):
         return None
     b = scale * ball.radius
-    if scale == 0:
-        return np.zeros(ball.dim)
-    if ball.p == 1 or ball.dim == 1:  # Laplace marginals (in 1-D every K-norm law is Laplace)
+    if ball.p == 1:  # Laplace marginals
         return factors * b * math.log(1 / alpha)
     if math.isinf(ball.p):
         m = ball.dim

@@ -149,7 +149,7 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
     release = mechanisms[best].release(value, rng=rng, accountant=accountant, label=label)
     from dataclasses import replace
 
-    return replace(release, gain=factors["l1"] / factors[best], names=tuple(names))
+    return replace(release, ball_name=best, gain=factors["l1"] / factors[best], names=tuple(names))
 
 
 def finite_or_nan(x):

@@ -1,0 +1,257 @@
+"""``knorm release mean|var|std|sum|count|covariance|histogram``: a private statistic of a CSV file."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from knorm.cli._common import (
+    CLIError,
+    add_budget,
+    add_output,
+    emit,
+    open_budget,
+    parse_bounds,
+    positive_float,
+    read_table,
+    release_dict,
+    seed_int,
+)
+
+__all__ = ["add_parser"]
+
+_EXAMPLES = {
+    "mean": "knorm release mean houses.csv --column price --bounds price=0:1e6 --epsilon 0.5",
+    "var": "knorm release var houses.csv --column age --bounds age=0:100 --epsilon 1 --budget study.sqlite",
+    "std": "knorm release std houses.csv --column age --bounds age=0:100 --epsilon 1",
+    "sum": "knorm release sum sales.csv --column amount --bounds amount=0:500 --epsilon 1",
+    "count": "knorm release count visits.csv --column clicked,bought --epsilon 1   # no --column: the rows",
+    "covariance": "knorm release covariance houses.csv --column rooms,age,income \\\n"
+    "      --bounds rooms=1:10 --bounds age=0:100 --bounds income=0:15 --epsilon 1",
+    "histogram": "knorm release histogram houses.csv --column age --bins 0,10,20,40,60,100 --epsilon 1",
+}
+_HELP = {
+    "mean": "the mean of one or more columns",
+    "var": "the mean and variance of one column (released jointly)",
+    "std": "the mean and standard deviation of one column (released jointly)",
+    "sum": "the sums of one or more columns",
+    "count": "the number of rows, or of 1s in 0/1 indicator columns (add/remove neighbours)",
+    "covariance": "the means and covariance of several columns (released jointly)",
+    "histogram": "counts over declared bins of one column",
+}
+
+
+def add_parser(sub, parser_class):
+    """Add ``release`` to the subcommands ``sub``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of the ``knorm`` parser.
+    parser_class : type
+        The parser class to use for nested subcommands (one-line errors).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The new subcommand's parser.
+    """
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in _EXAMPLES.values())
+    release = sub.add_parser(
+        "release",
+        help="release a private mean, variance, covariance, histogram, sum or count of a CSV file",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    stats = release.add_subparsers(dest="statistic", required=True, parser_class=parser_class, metavar="STATISTIC")
+    for name, help_text in _HELP.items():
+        p = stats.add_parser(
+            name,
+            help=help_text,
+            epilog=f"example:\n  {_EXAMPLES[name]}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("data", help="CSV file with a header")
+        p.add_argument(
+            "--column",
+            required=name != "count",
+            help="the column, or comma-separated columns, to release"
+            + (" (0/1 indicators; default: count the rows)" if name == "count" else ""),
+        )
+        p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this release")
+        if name == "histogram":
+            p.add_argument(
+                "--bins",
+                required=True,
+                help="declared bin edges, increasing and comma-separated (values outside are clipped into the end bins)",
+            )
+        elif name != "count":
+            p.add_argument(
+                "--bounds",
+                action="append",
+                metavar="COLUMN=LOWER:UPPER",
+                help="declared domain of each column (never read from the data)",
+            )
+        p.add_argument(
+            "--neighbours",
+            choices=["replace", "add_remove"],
+            default="add_remove" if name == "count" else "replace",
+            help="neighbouring relation (default replace: n is public"
+            + ("; count needs add_remove)" if name == "count" else ")"),
+        )
+        if name in ("var", "std", "covariance"):
+            p.add_argument("--ddof", type=int, default=0, help="delta degrees of freedom, as in numpy (default 0)")
+        p.add_argument(
+            "--alpha",
+            type=_probability,
+            default=0.05,
+            help="1 - the coverage of the printed intervals (default 0.05)",
+        )
+        p.add_argument(
+            "--drop-missing", action="store_true", help="drop rows with missing values (add_remove neighbours only)"
+        )
+        p.add_argument(
+            "--seed",
+            type=seed_int,
+            default=None,
+            help="fixed seed, for tests and reproducible examples only (default: fresh OS entropy)",
+        )
+        add_budget(p)
+        add_output(p)
+        p.set_defaults(func=run)
+    return release
+
+
+def _probability(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.")
+    return value
+
+
+def _columns(args):
+    if args.column is None:  # count the rows
+        return []
+    columns = [c.strip() for c in args.column.split(",") if c.strip()]
+    if not columns:
+        raise CLIError(f"argument --column must name at least one column. Got {args.column!r} instead.")
+    if len(set(columns)) != len(columns):
+        raise CLIError(f"argument --column names a column twice. Got {args.column!r} instead.")
+    single = args.statistic in ("var", "std", "histogram")
+    if single and len(columns) != 1:
+        raise CLIError(f"knorm release {args.statistic} takes one column. Got {len(columns)}: {args.column!r}.")
+    if args.statistic == "covariance" and len(columns) < 2:
+        raise CLIError(f"knorm release covariance takes two or more columns. Got {args.column!r}.")
+    return columns
+
+
+def _rows(path):
+    """A frame with one constant column per CSV row (to count the rows)."""
+    from knorm.cli._common import optional
+
+    pd = optional("pandas")
+    try:
+        n = len(pd.read_csv(path, usecols=[0]))
+    except FileNotFoundError:
+        raise CLIError(f"cannot read {path!r}: no such file.") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, IsADirectoryError) as err:
+        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {err}") from None
+    return pd.DataFrame({"rows": np.ones(n)})
+
+
+def _bins(text):
+    try:
+        edges = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise CLIError(f"argument --bins must be comma-separated numbers. Got {text!r} instead.") from None
+    if len(edges) < 2 or not all(math.isfinite(e) for e in edges) or np.any(np.diff(edges) <= 0):
+        raise CLIError(f"argument --bins must be at least two finite, strictly increasing edges. Got {text!r} instead.")
+    return edges
+
+
+def run(args):
+    """Release the statistic named by ``args.statistic`` and print it with intervals."""
+    import knorm.stats as dp
+
+    if args.drop_missing and args.neighbours != "add_remove":
+        raise CLIError(
+            "option --drop-missing needs --neighbours add_remove: dropping rows makes n data-dependent, "
+            "and n is public under replace-one neighbours."
+        )
+    if args.statistic == "count" and args.neighbours != "add_remove":
+        raise CLIError("knorm release count needs --neighbours add_remove: under replace-one neighbours n is public.")
+    columns = _columns(args)
+    edges = _bins(args.bins) if args.statistic == "histogram" else None
+    bounds = parse_bounds(getattr(args, "bounds", None), [] if args.statistic in ("count", "histogram") else columns)
+    frame = _rows(args.data) if not columns else read_table(args.data, columns, drop_missing=args.drop_missing)[0]
+    common = dict(
+        epsilon=args.epsilon,
+        neighbours=args.neighbours,
+        accountant=open_budget(args.budget),
+        rng=args.seed,
+    )
+    lo = [bounds[c][0] for c in columns] if bounds else None
+    hi = [bounds[c][1] for c in columns] if bounds else None
+    X = frame.to_numpy()
+    stat = args.statistic
+    if stat == "mean":
+        release = dp.mean(X, (lo, hi), **common)
+    elif stat == "sum":
+        release = dp.sum(X, (lo, hi), **common)
+    elif stat == "count":
+        release = dp.count(X if columns else np.ones(len(X)), **common)
+    elif stat in ("var", "std"):
+        release = getattr(dp, stat)(X[:, 0], (lo[0], hi[0]), ddof=args.ddof, **common)
+    elif stat == "covariance":
+        release = dp.mean_and_covariance(X, (lo, hi), ddof=args.ddof, **common)
+    else:
+        release = dp.histogram(X[:, 0], edges, **common)
+    _report(args, release, columns)
+    return 0
+
+
+def _report(args, release, columns):
+    value = np.ravel(release.value)
+    names = list(release.names) or [f"{args.statistic} {c}" for c in columns]
+    names = [_rename(n, columns) for n in names]
+    if args.statistic == "count":
+        names = [f"count {c}" for c in columns] or ["rows"]
+    ci = np.asarray(release.conf_int(args.alpha))
+    gain = release.gain
+    lines = [
+        f"knorm release {args.statistic}: {args.data}, {'column ' + ', '.join(columns) if columns else 'rows'}, "
+        f"epsilon {release.epsilon:g}"
+        + (", n public (replace-one neighbours)" if args.neighbours == "replace" else ", n private (add/remove)"),
+        f"noise: K-norm with K = {release.ball_name}, certified sensitivity {release.sensitivity.value:g} "
+        f"({release.sensitivity.kind})"
+        + (f"; Laplace would need {gain:.2f}x the epsilon" if math.isfinite(gain) else ""),
+    ]
+    if release.ledger_entry is not None:
+        lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
+    width = max(len(n) for n in names)
+    level = f"{1 - args.alpha:.0%} interval"
+    lines.append(f"{'':<{width}}  {'value':>14}  {level:>29}")
+    lines += [f"{n:<{width}}  {v:>14.6g}  [{a:>12.6g}, {b:>12.6g}]" for n, v, (a, b) in zip(names, value, ci)]
+    interval = release.conf_int(args.alpha)
+    lines.append(f"intervals: {interval.method}; they cover this dataset's statistic (the noise), not a population")
+    payload = {
+        "command": f"release {args.statistic}",
+        "columns": columns,
+        "names": names,
+        "release": release_dict(release),
+        "gain_over_laplace": gain if math.isfinite(gain) else None,
+        "intervals": {"alpha": args.alpha, "method": interval.method, "lower": ci[:, 0], "upper": ci[:, 1]},
+    }
+    emit(args, payload, lines)
+
+
+def _rename(name, columns):
+    """Map the library's generic coordinate names (x1, x2, ...) to the CSV's column names."""
+    for j in range(len(columns), 0, -1):
+        name = name.replace(f"x{j}", columns[j - 1])
+    return name
