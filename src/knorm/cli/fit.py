@@ -150,6 +150,9 @@ def run(args):
         raise CLIError(
             f"{args.data} has no feature column besides the target {args.target!r}; name some with --features."
         )
+    unknown = [c for c in features if c not in header]
+    if unknown:
+        raise CLIError(f"argument --features names columns not in {args.data}: {unknown}; columns: {header}.")
     needed = features + ([args.target] if args.model == "linear" else [])
     bounds = parse_bounds(args.bounds, needed)
     if args.model == "logistic":

@@ -187,8 +187,8 @@ def run(args):
         raise CLIError("knorm release count needs --neighbours add_remove: under replace-one neighbours n is public.")
     columns = _columns(args)
     edges = _bins(args.bins) if args.statistic == "histogram" else None
-    bounds = parse_bounds(getattr(args, "bounds", None), [] if args.statistic in ("count", "histogram") else columns)
     frame = _rows(args.data) if not columns else read_table(args.data, columns, drop_missing=args.drop_missing)[0]
+    bounds = parse_bounds(getattr(args, "bounds", None), [] if args.statistic in ("count", "histogram") else columns)
     common = dict(
         epsilon=args.epsilon,
         neighbours=args.neighbours,
@@ -251,7 +251,12 @@ def _report(args, release, columns):
 
 
 def _rename(name, columns):
-    """Map the library's generic coordinate names (x1, x2, ...) to the CSV's column names."""
-    for j in range(len(columns), 0, -1):
-        name = name.replace(f"x{j}", columns[j - 1])
-    return name
+    """Map the library's generic coordinate names ('mean x2', 'cov 1,2') to the CSV's column names."""
+    import re
+
+    def col(match):
+        return columns[int(match.group(1)) - 1]
+
+    if name.startswith("cov "):
+        return "cov " + re.sub(r"(\d+)", col, name[4:])
+    return re.sub(r"\bx(\d+)\b", col, name)

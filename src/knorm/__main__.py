@@ -1,0 +1,7 @@
+"""``python -m knorm``: the same as the ``knorm`` command."""
+
+import sys
+
+from knorm.cli import main
+
+sys.exit(main())

@@ -1,0 +1,82 @@
+import json
+
+import pytest
+
+from tests.cli.conftest import run_cli
+
+LINEAR = ["fit", "linear", "--target", "y", "--features", "x,z", "--bounds", "x=0:10", "--bounds", "z=-1:1"]
+
+
+def test_fit_linear_prints_coefficients(csv_file, capsys):
+    status, out, err = run_cli([*LINEAR, csv_file, "--bounds", "y=-10:40", "--epsilon", "50", "--seed", "1"], capsys)
+    assert status == 0, err
+    rows = {ln.split()[0]: float(ln.split()[1]) for ln in out.splitlines() if ln.split()[:1] in (["x"], ["intercept"])}
+    assert rows["x"] == pytest.approx(2.0, abs=0.3) and rows["intercept"] == pytest.approx(1.0, abs=1.5)
+    assert "n = 2000 (public under replace-one neighbours)" in out
+    assert "CURATOR-ONLY" not in out  # diagnostics only on request
+
+
+def test_fit_linear_diagnostics_under_a_banner_and_json(csv_file, capsys):
+    argv = [*LINEAR, csv_file, "--bounds", "y=-10:40", "--epsilon", "5", "--seed", "2", "--diagnostics", "--json"]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert payload["release"]["epsilon"] == 5 and payload["release"]["sensitivity"]["kind"] in ("exact", "bound")
+    assert set(payload["coefficients"]) == {"x", "z"}
+    assert "curator_only_diagnostics" in payload and payload["curator_only_diagnostics"]["rows_dropped"] == 0
+
+
+def test_fit_logistic(csv_file, capsys):
+    argv = ["fit", "logistic", csv_file, "--target", "label", "--features", "x", "--bounds", "x=0:10"]
+    status, out, err = run_cli([*argv, "--classes", "0,1", "--epsilon", "5", "--seed", "2"], capsys)
+    assert status == 0, err
+    assert "objective perturbation" in out and "noise: linf" in out
+
+
+def test_fit_charges_a_budget_and_refuses_past_it(csv_file, tmp_path, capsys):
+    ledger = tmp_path / "study.sqlite"
+    assert run_cli(["budget", "create", ledger, "--total", "1.5"], capsys)[0] == 0
+    argv = [*LINEAR, csv_file, "--bounds", "y=-10:40", "--epsilon", "1", "--budget", ledger]
+    status, out, _ = run_cli(argv, capsys)
+    assert status == 0 and f"charged to {ledger}: entry 0; 1 of 1.5 spent" in out
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and "would exceed the total 1.5 (spent 1" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ([], r"refusing to run without declared bounds.*Missing --bounds for: y"),
+        (["--bounds", "y=0-10"], "--bounds must look like COLUMN=LOWER:UPPER. Got 'y=0-10'"),
+        (["--bounds", "y=3:1"], "--bounds must have finite LOWER < UPPER. Got 'y=3:1'"),
+        (["--bounds", "y=0:1", "--bounds", "w=0:1"], "--bounds names columns that are not used: 'w'"),
+    ],
+)
+def test_fit_bounds_refusals(csv_file, capsys, extra, message):
+    status, out, err = run_cli([*LINEAR, csv_file, "--epsilon", "1", *extra], capsys)
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert pytest.importorskip("re").search(message, err)
+
+
+def test_fit_refuses_unknown_features(csv_file, capsys):
+    argv = ["fit", "linear", csv_file, "--target", "y", "--epsilon", "1", "--features", "x,nope"]
+    status, _, err = run_cli(argv, capsys)
+    assert status == 2 and "--features names columns not in" in err and "['nope']" in err
+
+
+def test_fit_refuses_missing_values_and_text_columns(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("x,c,y\n1,a,2\n,b,3\n2,a,4\n")
+    argv = ["fit", "linear", path, "--target", "y", "--epsilon", "1", "--bounds", "x=0:5", "--bounds", "y=0:5"]
+    status, _, err = run_cli([*argv, "--features", "x"], capsys)
+    assert status == 2 and "have missing values" in err and "--drop-missing" in err
+    status, _, err = run_cli([*argv, "--features", "x", "--drop-missing"], capsys)
+    assert status == 2 and "--drop-missing needs --neighbours add_remove" in err
+    status, _, err = run_cli([*argv, "--bounds", "c=0:1", "--drop-missing", "--neighbours", "add_remove"], capsys)
+    assert status == 2 and "columns ['c'] of" in err and "not numeric" in err
+
+
+def test_fit_logistic_needs_declared_classes(csv_file, capsys):
+    argv = ["fit", "logistic", csv_file, "--target", "label", "--features", "x", "--bounds", "x=0:10"]
+    status, _, err = run_cli([*argv, "--epsilon", "1"], capsys)
+    assert status == 2 and "--classes" in err and "--public-labels" in err

@@ -1,0 +1,96 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from knorm.mechanisms import nonprivate
+from tests.cli.conftest import run_cli
+
+
+def _table(out):
+    """{name: (value, lower, upper)} from the printed table."""
+    rows = {}
+    for line in out.splitlines():
+        if "[" in line and "]" in line and not line.startswith(" "):
+            head, interval = line.rsplit("[", 1)
+            *name, value = head.split()
+            lo, hi = interval.rstrip("]").split(",")
+            rows[" ".join(name)] = (float(value), float(lo), float(hi))
+    return rows
+
+
+def test_release_mean_matches_numpy_without_noise(csv_file, capsys):
+    df = pd.read_csv(csv_file)
+    with nonprivate():
+        status, out, err = run_cli(
+            [
+                "release",
+                "mean",
+                csv_file,
+                "--column",
+                "x,z",
+                "--bounds",
+                "x=0:10",
+                "--bounds",
+                "z=-1:1",
+                "--epsilon",
+                "1",
+            ],
+            capsys,
+        )
+    assert status == 0, err
+    rows = _table(out)
+    assert rows["mean x"][0] == pytest.approx(df.x.mean(), rel=1e-5)
+    assert rows["mean z"][0] == pytest.approx(df.z.mean(), abs=1e-5)
+    assert rows["mean x"][1] == rows["mean x"][0] == rows["mean x"][2]  # no noise: zero-width intervals
+
+
+def test_release_var_prints_intervals_and_gain(csv_file, capsys):
+    argv = ["release", "var", csv_file, "--column", "x", "--bounds", "x=0:10", "--epsilon", "1", "--seed", "4"]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    rows = _table(out)
+    assert set(rows) == {"mean", "variance"}
+    assert "hull of (x, x^2)" in out and "Laplace would need 5.39x the epsilon" in out
+    x = pd.read_csv(csv_file).x
+    for name, truth in (("mean", x.mean()), ("variance", x.var(ddof=0))):
+        value, lo, hi = rows[name]
+        assert lo < value < hi and abs(value - truth) < 5 * (hi - lo)
+
+
+def test_release_covariance_json(csv_file, capsys):
+    argv = ["release", "covariance", csv_file, "--column", "x,z", "--bounds", "x=0:10", "--bounds", "z=-1:1"]
+    status, out, err = run_cli([*argv, "--epsilon", "1", "--seed", "5", "--json"], capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert payload["names"] == ["mean x", "mean z", "cov x,x", "cov x,z", "cov z,z"]
+    assert len(payload["intervals"]["lower"]) == 5 and payload["release"]["epsilon"] == 1
+    assert np.all(np.array(payload["intervals"]["lower"]) <= np.array(payload["release"]["value"]))
+
+
+def test_release_histogram_and_counts(csv_file, capsys):
+    df = pd.read_csv(csv_file)
+    with nonprivate():
+        status, out, err = run_cli(
+            ["release", "histogram", csv_file, "--column", "x", "--bins", "0,2.5,5,10", "--epsilon", "1"], capsys
+        )
+        assert status == 0, err
+        counts = [v[0] for v in _table(out).values()]
+        assert counts == pytest.approx(np.histogram(df.x, [0, 2.5, 5, 10])[0])
+        status, out, err = run_cli(["release", "count", csv_file, "--epsilon", "1"], capsys)
+        assert _table(out)["rows"][0] == len(df)
+        status, out, err = run_cli(["release", "count", csv_file, "--column", "flag", "--epsilon", "1"], capsys)
+        assert _table(out)["count flag"][0] == df.flag.sum()
+
+
+def test_release_charges_the_budget(csv_file, tmp_path, capsys):
+    ledger = tmp_path / "l.sqlite"
+    run_cli(["budget", "create", ledger, "--total", "1"], capsys)
+    argv = ["release", "mean", csv_file, "--column", "x", "--bounds", "x=0:10", "--epsilon", "0.6", "--budget", ledger]
+    status, out, _ = run_cli(argv, capsys)
+    assert status == 0 and f"charged to {ledger}: entry 0" in out
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and "would exceed the total 1" in err
+    status, out, _ = run_cli(["budget", "show", ledger, "--json"], capsys)
+    assert json.loads(out)["spent"] == pytest.approx(0.6) and json.loads(out)["entries"] == 1
