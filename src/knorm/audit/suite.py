@@ -8,8 +8,9 @@ audited by adding a row.
 The broken mechanisms are deliberately wrong and exist only to show that the
 audit can fail: a sampler drawing half the noise it claims, a sensitivity that
 is too small for the data domain (the l_inf sensitivity used with the l1 ball,
-paper Example 2.1), noise that ignores epsilon, and objective perturbation with
-the paper's printed (negative) gamma (errata item 1).
+paper Example 2.1), noise that ignores epsilon, objective perturbation with
+the paper's printed (negative) gamma (errata item 1), and two releases drawn from
+the same seed on neighbouring data (the seed reuse that a ledger refuses).
 """
 
 from __future__ import annotations
@@ -384,6 +385,42 @@ def standard_cases(*, estimators=True):
     return _mechanism_cases() + (estimator_cases() if estimators else [])
 
 
+def _seed_reuse(reuse):
+    """Two monthly releases of Example 2.1 (l_inf, eps = 1); one record changes in month 2.
+
+    The input is the pair of datasets (month 1, month 2); neighbouring inputs differ in
+    month 2 only, so the pair of releases is 1-DP when each draws fresh noise. With the
+    seed reused, R2 - R1 = T2 - T1 exactly: the change is revealed (unbounded loss). This
+    is why a ledger refuses a seed it has seen (:class:`knorm.accounting.SeedReuseError`).
+    """
+
+    def run(n_samples, confidence, rng):
+        from knorm.audit.core import NeighbourPair, audit_pairs
+        from knorm.audit.mechanisms import knorm_statistics
+
+        space = squared_statistic_space()
+        ball = LpBall(2, math.inf)
+        mechanism = KNormMechanism(ball, space.sensitivity(math.inf), 1.0)
+        T, u = np.zeros(2), np.array([2.0, 0.0])  # u = t(1) - t(-1): a point of S_T of l_inf norm Delta = 2
+
+        def months(second):
+            def sample(n, gen):
+                s1 = int(gen.integers(2**63))
+                s2 = s1 if reuse else int(gen.integers(2**63))
+                r1 = mechanism.release(np.tile(T, (n, 1)), rng=np.random.default_rng(s1)).value
+                r2 = mechanism.release(np.tile(second, (n, 1)), rng=np.random.default_rng(s2)).value
+                return np.hstack([r1, r2])
+
+            return sample
+
+        stats = {f"month 2, {k}": (lambda z, f=f: f(z[:, 2:])) for k, f in knorm_statistics(ball, T, T + u).items()}
+        stats["(month 2 - month 1) . u"] = lambda z: (z[:, 2:] - z[:, :2]) @ u
+        pair = NeighbourPair(months(T), months(T + u), stats, "month 2 changes by one record")
+        return audit_pairs([pair], claimed_epsilon=1.0, n_samples=n_samples, confidence=confidence, rng=rng)
+
+    return run
+
+
 def _mechanism_cases():
     return [
         AuditCase("l1, Example 2.1", _example21(1, 1.0), 1.0),
@@ -395,6 +432,7 @@ def _mechanism_cases():
         AuditCase("K_2, Example 2.1", _k2, 1.0),
         AuditCase("K_T, regression p=2", _regression(lambda: kt_ball(2), 1.0), 1.0, sample_factor=0.5),
         AuditCase("cut ball, regression p=2", _regression(_cut_ball, 1.0), 1.0, sample_factor=0.5),
+        AuditCase("two releases, fresh seeds (l_inf)", _seed_reuse(False), 1.0, kind="custom"),
         AuditCase("BROKEN l2 sampler draws half the noise", _halved_l2, 2.0, sound=False),
         AuditCase(
             "BROKEN K_T with Delta/2 declared",
@@ -405,6 +443,9 @@ def _mechanism_cases():
         ),
         AuditCase("BROKEN l1 ball with Delta_inf = 2", _l1_with_linf_sensitivity, 1.5625, sound=False),
         AuditCase("BROKEN noise ignores eps (l_inf)", _ignores_epsilon, 1.0, sound=False),
+        AuditCase(
+            "BROKEN two releases, one seed reused (l_inf)", _seed_reuse(True), math.inf, sound=False, kind="custom"
+        ),
     ]
 
 
