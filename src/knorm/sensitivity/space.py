@@ -279,16 +279,20 @@ class SensitivitySpace:
         self._known[_ball_key(ball)] = sens
 
     def _check_registered(self, ball, sens):
-        """Refuse a registered value that points of S_T we can reach already exceed.
+        """Refuse a registered value that points of S_T we can reach cheaply already exceed.
 
-        A proof can be attached to the wrong statistic; when the space has an extreme-point
-        oracle, the points attaining h(c) along the axes and 64 fixed directions give lower
-        bounds on Delta_K that the registered value must meet.
+        A proof can be attached to the wrong statistic. The points attaining h(c) along the
+        coordinate axes (cheap: an axis involves few record variables) and, when the space
+        can sample, 256 points of S_T give lower bounds on Delta_K that the value must meet.
         """
-        if self._extreme_points is None:
+        points = []
+        if self._extreme_points is not None:
+            points.append(self.extreme_points(np.vstack([np.eye(self.dim), -np.eye(self.dim)])))
+        if self._sampler is not None:
+            points.append(self.sample(256, rng=0))
+        if not points:
             return
-        axes = np.vstack([np.eye(self.dim), -np.eye(self.dim), np.random.default_rng(0).normal(size=(64, self.dim))])
-        lower = float(np.max(ball.norm(self.extreme_points(axes))))
+        lower = float(np.max(ball.norm(np.vstack(points))))
         if lower > sens.value * (1 + 1e-8):
             raise ValueError(
                 f"The 'value' parameter of SensitivitySpace.register_{sens.kind} must be at least the K-norm of "
