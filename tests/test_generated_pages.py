@@ -38,3 +38,16 @@ def test_results_page_matches_its_stored_run():
 
 def test_audit_page_matches_its_stored_run():
     _same(DOCS / "audit.md", render_audit_page(DOCS / "audit"), "python -m knorm.audit --report docs/audit.md")
+
+
+def test_shipped_reference_verdicts_match_the_full_run():
+    # A quick run explains each "no" from these verdicts: they must be the committed full run's.
+    from knorm.experiments.report import REFERENCE, reference_verdicts
+
+    committed = reference_verdicts(DOCS / "reproduction" / "claims.csv")
+    shipped = reference_verdicts(REFERENCE)
+    if shipped != {k: v for k, v in committed.items() if k in shipped} or not shipped:
+        pytest.fail(
+            f"{REFERENCE.name} differs from docs/reproduction/claims.csv. Regenerate it with:\n"
+            "    python -m knorm.experiments.report --freeze docs/reproduction"
+        )

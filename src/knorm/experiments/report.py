@@ -14,7 +14,11 @@ import os
 import platform
 from pathlib import Path
 
-__all__ = ["render_results_page", "store_run", "write_results_page"]
+__all__ = ["freeze_reference", "reference_verdicts", "render_results_page", "store_run", "write_results_page"]
+
+#: The verdicts of the last full run (the paper's replicate counts), shipped with the package so
+#: that a quick run on a fresh machine can say whether each of its "no" is noise or real.
+REFERENCE = Path(__file__).with_name("reference_claims.csv")
 
 _CLAIM_FIELDS = ("experiment", "claim", "paper", "ours", "agrees", "note", "source", "run")
 
@@ -31,9 +35,12 @@ and figures are in `{out}`.
 _QUICK = """## Quick mode
 
 This page comes from a quick run (small replicate counts, the smallest sample sizes). Its
-verdicts are indicative only; the claims it did not run are listed as "not run". The
-full run, `knorm reproduce --jobs 2 --out docs/reproduction --report docs/results.md`,
-tests every claim.
+verdicts are indicative only; the claims it did not run are listed as "not run". Each
+"no" says whether it is too few replicates to decide (the full run agrees) or a real
+disagreement (the full run does not agree either; the next section says why), from the
+verdicts of the last full run shipped with the package. The full run,
+`knorm reproduce --jobs 2 --out docs/reproduction --report docs/results.md`, tests every
+claim.
 """
 
 _DIFFERENCES = """## Where we differ from the paper, and why
@@ -137,7 +144,8 @@ def render_results_page(folder, path):
     mode = "quick mode (small replicate counts)" if run["quick"] else "the paper's replicate counts"
     lines = [_INTRO.format(command=run["command"], date=run["date"], machine=run["machine"], mode=mode, out=out_rel)]
     lines.append(_counts(claims) + "\n")
-    lines.append(_QUICK if run["quick"] else _DIFFERENCES)
+    reference = reference_verdicts() if run["quick"] else {}
+    lines.append(_QUICK + "\n" + _DIFFERENCES if run["quick"] else _DIFFERENCES)
     for exp in run["experiments"]:
         lines.append(f"## {exp['name']}\n")
         rows = [c for c in claims if c["experiment"] == exp["name"]]
@@ -145,6 +153,8 @@ def render_results_page(folder, path):
             lines.append("| claim | paper | ours | agrees | note |\n|---|---|---|---|---|")
             for c in rows:
                 mark = {True: "yes", False: "**no**", None: "-"}[c["agrees"]]
+                if run["quick"] and c["agrees"] is False:
+                    c["note"] = (c["note"] + " " + _why_no(c, reference)).strip()
                 claim = c["claim"] + (" *(ours)*" if c["source"] == "ours" and "(ours)" not in c["claim"] else "")
                 lines.append(f"| {claim} | {c['paper']} | {c['ours']} | {mark} | {c['note']} |")
             lines.append("")
@@ -157,6 +167,65 @@ def render_results_page(folder, path):
             + "\n```\n</details>\n"
         )
     return "\n".join(lines)
+
+
+def _why_no(claim, reference):
+    full = reference.get((claim["experiment"], claim["claim"]))
+    if full is None or full["agrees"] is None:
+        return "*Quick mode: the full run has no verdict on this claim.*"
+    if full["agrees"]:
+        return f"*Quick mode: too few replicates to decide; the full run agrees ({full['ours']}).*"
+    return f"*A real disagreement: the full run does not agree either ({full['ours']}); see the section above.*"
+
+
+def reference_verdicts(path=REFERENCE):
+    """Return the verdicts of the last full run: {(experiment, claim): {'ours', 'agrees'}}.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, default REFERENCE
+        The CSV written by :func:`freeze_reference` (shipped with the package).
+
+    Returns
+    -------
+    dict
+        Empty when the file does not exist.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    parse = {"True": True, "False": False, "": None, "None": None}
+    return {(r["experiment"], r["claim"]): {"ours": r["ours"], "agrees": parse[r["agrees"]]} for r in rows}
+
+
+def freeze_reference(folder, path=REFERENCE):
+    """Record the verdicts of the full run stored in ``folder`` as the shipped reference.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        A folder written by :func:`store_run` for a full (not quick) run.
+    path : str or pathlib.Path, default REFERENCE
+        Where to write the reference CSV.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    folder = Path(folder)
+    if json.loads((folder / "run.json").read_text())["quick"]:
+        raise ValueError(f"The 'folder' parameter of freeze_reference must hold a full run. Got a quick run: {folder}.")
+    path = Path(path)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=("experiment", "claim", "ours", "agrees"))
+        writer.writeheader()
+        for row in _read_claims(folder):
+            if row["run"]:
+                writer.writerow({k: row[k] for k in ("experiment", "claim", "ours", "agrees")})
+    return path
 
 
 def _counts(claims):
@@ -197,3 +266,11 @@ def write_results_page(results, config, path, command):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_results_page(folder, path))
     return path
+
+
+if __name__ == "__main__":  # python -m knorm.experiments.report --freeze docs/reproduction
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Record a full run's verdicts as the reference shipped with knorm.")
+    parser.add_argument("--freeze", required=True, metavar="FOLDER", help="the full run's folder (docs/reproduction)")
+    print(f"wrote {freeze_reference(parser.parse_args().freeze)}")
