@@ -329,8 +329,7 @@ class Polytope(NormBall):
         self._cones = tri.simplices
         self._cone_cdf = tri.cone_cdf
         self._exact_volume = tri.volume
-        joggled = " of joggled input ('QJ')" if tri.qhull_options == "QJ" else ""
-        self._volume_method = f"cones over the facets (qhull{joggled}, pulling triangulation)"
+        self._volume_method = "cones over the facets (qhull, pulling triangulation)"
 
     # -- properties ------------------------------------------------------------
     @property

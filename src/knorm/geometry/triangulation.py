@@ -14,18 +14,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import ConvexHull, HalfspaceIntersection, QhullError, cKDTree
+from scipy.spatial import ConvexHull, HalfspaceIntersection, QhullError
 
 __all__ = ["ConeTriangulation", "TriangulationError", "sample_cones", "triangulate"]
 
-# Facets whose vertices stray more than _RTOL * R from their hyperplane are refused,
-# and joggled hyperplanes within _RTOL * R of each other merged; R = max ||x||.
+# Facets whose vertices stray more than _RTOL * R from their hyperplane are refused (R = max ||x||).
 _RTOL = 1e-9
-# qhull options tried in order: qhull's defaults (merged coplanar facets, exact
-# pre-merges 'Qx' from dimension 5), then joggled input 'QJ'.
-_QHULL_OPTIONS = (None, "QJ")
 
 
 class TriangulationError(RuntimeError):
@@ -48,8 +42,6 @@ class ConeTriangulation:
         Row numbers in ``vertices`` of the m vertices of each cone's base.
     dets : ndarray of shape (n_cones,)
         |det(vertices[s])| for each row s of ``simplices``: m! times the cone's volume.
-    qhull_options : str
-        The qhull options that succeeded: "" for qhull's defaults, or "QJ".
 
     Examples
     --------
@@ -63,7 +55,6 @@ class ConeTriangulation:
     facets: np.ndarray
     simplices: np.ndarray
     dets: np.ndarray
-    qhull_options: str = ""
 
     @property
     def volume(self):
@@ -155,67 +146,59 @@ def triangulate(*, points=None, halfspaces=None):
     Raises
     ------
     TriangulationError
-        If qhull fails with its default options and with joggle ('QJ'), or if
-        its output does not give flat facets that close up; the message gives
-        the reason for each attempt.
+        If qhull fails, or if its output does not give flat facets that close
+        up; the message says why.
 
     Notes
     -----
-    **Facets and vertices.** qhull (Barber, Dobkin & Huhdanpaa 1996) merges the
-    coplanar facets of a hull, deciding coplanarity from its roundoff error,
-    which is relative to the largest coordinates, and then reports each merged
-    facet as simplices that share its hyperplane row exactly. Those simplices are
-    grouped back into facets (with 'QJ', whose facets are all simplices, rows
-    within 1e-9 R of each other are grouped, R = max ||x||). A simplicial facet
-    has exactly m points, all extreme. A point listed only by non-simplicial
-    facets is a vertex exactly when those facets meet in it alone: a point in the
-    relative interior of a face of dimension >= 1 lies only on facets that hold
-    the whole face, and each of them lists the face's (at least two) vertices.
-    Every other point (interior, or inside a face) is dropped. From halfspaces,
-    each facet of qhull's dual hull is a vertex of K, listing the rows through
-    it, and a row is a facet of K when the set of vertices it holds is not inside
-    another row's (a face of K that is not a facet lies in a facet). Facet rows
-    are re-fitted to their vertices (from points) and vertices to their facet
-    rows (from halfspaces) by least squares; a facet whose vertices stray more
-    than 1e-9 R from its hyperplane is refused, and so is a set of facets whose
-    ridges (the facets of facets) do not each lie in exactly two facets.
+    **Facets and vertices.** qhull (Barber, Dobkin & Huhdanpaa 1996), with its
+    default options, merges coplanar facets (deciding coplanarity from its
+    roundoff error, relative to the largest coordinates; exact pre-merges 'Qx'
+    from dimension 5) and reports each merged facet as simplices sharing its
+    hyperplane row exactly; they are grouped back into facets here. A facet that
+    is one simplex has m points, all extreme. A point listed only by merged
+    facets is a vertex exactly when those facets meet in it alone: a point in
+    the relative interior of a face of dimension >= 1 lies only on facets that
+    hold that face, and each lists the face's (at least two) vertices. The other
+    points (interior, or inside faces) are dropped. From halfspaces, each
+    (merged) facet of qhull's dual hull is a vertex of K listing the rows
+    through it, and a row is a facet of K when the vertices it holds are not a
+    proper subset of another row's (a face that is not a facet lies in one).
+    Facet rows are re-fitted to their vertices (from points) and vertices to
+    their rows (from halfspaces) by least squares. Refused: a facet whose
+    vertices stray more than 1e-9 R from its hyperplane (R = max ||x||), and
+    facets whose ridges (facets of facets) do not each lie in exactly two
+    facets (a facet missing or spurious). Joggle ('QJ') is not used: a joggled
+    hull cuts coplanar facets into slivers that are not faces of K.
 
-    **Lattice.** Every face of K is an intersection of facets, so the facets of
-    a face S (as vertex sets) are the inclusion-maximal proper subsets among the
-    S cap F over the facets F of K.
+    **Lattice.** Every face of K is an intersection of facets, so the facets
+    of a face S (as vertex sets) are the inclusion-maximal proper sets S cap F
+    over the facets F of K.
 
-    **Triangulation, and why the cones tile K.** Each facet is cut into
-    (m - 1)-simplices by the pulling triangulation (Lee 1991; De Loera, Rambau
-    & Santos 2010, Section 4.3): a face that is a simplex is its own
-    triangulation, and otherwise, with v the vertex of the face F of least
-    number, T(F) = {conv(v, s) : s in T(G), G a facet of F with v not in G}.
+    **Triangulation, and why the cones tile K.** Each facet is cut by the
+    pulling triangulation (Lee 1991; De Loera, Rambau & Santos 2010, Section
+    4.3): a face that is a simplex is its own triangulation; otherwise, with v
+    the vertex of the face F of least number, T(F) = {conv(v, s) : s in T(G),
+    G a facet of F not holding v}.
 
     (i) T(F) tiles F (union F, disjoint relative interiors), by induction on
-    dim F. Union: a point x of F other than v lies on the ray from v through
-    x, which leaves F at a point y of some facet G of F; G does not hold v,
-    for then the segment [v, y], and x on it, would lie in G, and the ray
-    would have left F at v's side already; so x = v + t (y - v) with t in
-    (0, 1] lies in conv(v, G), hence in conv(v, s) for the s in T(G) holding
-    y. Disjoint interiors: v is not in aff(G) (G is a facet of F without v,
-    so the supporting hyperplane of G in aff(F) leaves v strictly on one
-    side), so each conv(v, s) is a full simplex of aff(F). The relative
-    interior of conv(v, G) is {v + t (y - v) : y in relint G, t in (0, 1)},
-    and the exit point y of the ray from v is unique, so pyramids over two
-    facets G != G' (disjoint relative interiors) have disjoint interiors;
-    inside one pyramid the radial map from v takes the interiors of the
-    conv(v, s) onto the disjoint relative interiors of the s in T(G).
+    dim F. Union: for x in F, x != v, let y be the last point of F on the ray
+    from v through x. If every facet of F through y held v, the smallest face
+    of F holding y would hold v, and as y is in its relative interior the ray
+    would go on inside it past y; so some facet G through y misses v, and
+    x = v + t (y - v), t in (0, 1], lies in conv(v, G), in the conv(v, s)
+    with y in s. Disjoint interiors: v lies strictly inside the halfspace of
+    aff F that cuts out G, so conv(v, G) is a pyramid whose interior points
+    are v + t (y - v) with y in relint G, t in (0, 1), and y is where their ray
+    from v leaves F. Relative interiors of distinct facets are disjoint, and so
+    by induction are those of the s in T(G); hence so are the interiors.
 
-    (ii) The cones conv(0, s), s in T(F), F a facet of K, tile K. Union: 0 is
-    interior, so each x != 0 of K is t y with y = x / ||x||_K on the boundary,
-    in some facet F, t in (0, 1], and y lies in some s of T(F). Disjoint
-    interiors: the radial map x -> x / ||x||_K takes the interior of
-    conv(0, s) onto the relative interior of s; these are disjoint within a
-    facet by (i), and two facets have disjoint relative interiors.
+    (ii) The cones conv(0, s), s in T(F), F a facet of K, tile K: the same
+    argument with apex 0, interior to K, and exit point x / ||x||_K.
 
-    So vol K = sum |det(s)| / m! over the cones, exact up to float rounding
-    (about 1e-15 relative per cone), and :func:`sample_cones` is exactly
-    uniform on K. The proof needs the facets of K; the closure check above is
-    what guards it against a missing or spurious facet.
+    So vol K = sum |det(s)| / m! over the cones, exact up to rounding (about
+    1e-15 relative per cone), and :func:`sample_cones` is exactly uniform on
+    K. The proof needs the facets of K; the closure check guards it.
 
     References
     ----------
@@ -234,26 +217,23 @@ def triangulate(*, points=None, halfspaces=None):
     """
     if (points is None) == (halfspaces is None):
         raise TypeError("triangulate takes exactly one of 'points' and 'halfspaces'.")
-    errors = []
-    for options in _QHULL_OPTIONS:
-        try:
-            if points is not None:
-                return _from_points(np.asarray(points, dtype=float), options)
-            return _from_halfspaces(np.asarray(halfspaces, dtype=float), options)
-        except (QhullError, TriangulationError, np.linalg.LinAlgError) as err:
-            lines = str(err).strip().splitlines()
-            errors.append(f"{options or 'default options'}: {lines[0] if lines else type(err).__name__}")
-    raise TriangulationError("qhull could not resolve the polytope (" + "; ".join(errors) + ")")
+    try:
+        if points is not None:
+            return _from_points(np.asarray(points, dtype=float))
+        return _from_halfspaces(np.asarray(halfspaces, dtype=float))
+    except (QhullError, np.linalg.LinAlgError) as err:
+        lines = str(err).strip().splitlines()
+        raise TriangulationError(f"qhull failed: {lines[0] if lines else type(err).__name__}") from err
 
 
 # -- from points ----------------------------------------------------------------------
-def _from_points(P, options):
+def _from_points(P):
     m = P.shape[1]
-    P = _unique_rows(P)  # repeats only cost qhull time (and a joggle would split them)
-    hull = ConvexHull(P, qhull_options=options)
+    P = _unique_rows(P)  # repeats only cost qhull time
+    hull = ConvexHull(P)
     R = float(np.linalg.norm(P, axis=1).max())
     eq, simp = hull.equations, hull.simplices
-    group = _cluster(eq, R) if options == "QJ" else _first_order_groups(eq)
+    group = _first_order_groups(eq)
     n_groups = int(group.max()) + 1
     alone = np.bincount(group, minlength=n_groups)[group] == 1  # a facet that is one qhull simplex
     simplicial = simp[alone]
@@ -277,14 +257,16 @@ def _from_points(P, options):
     vnum[vpoints] = np.arange(len(vpoints))
     V = P[vpoints]
     merged = [frozenset(int(vnum[p]) for p in f if is_vertex[p]) for f in merged]
+    if any(len(f) < m for f in merged):
+        raise TriangulationError(f"a merged facet has {min(map(len, merged))} vertices, fewer than {m}")
     # Facet rows: qhull's g = n / -c (0 is interior, so c < 0), re-fitted to the vertices.
     row_of = np.zeros(n_groups, dtype=int)
     row_of[group[::-1]] = np.arange(len(group))[::-1]  # first simplex of each group
     qrows = eq[:, :-1] / -eq[:, -1:]
     ids = vnum[simplicial]  # qhull's own simplices, in its order: unchanged draws on simplicial hulls
     rows1 = _fit(V, qrows[alone], ids)
-    rows2 = _fit(V, qrows[row_of[merged_groups]], [np.array(sorted(f)) for f in merged])
-    return _finish(V, ids, rows1, merged, rows2, R, options)
+    rows2 = _fit(V, qrows[row_of[merged_groups]], [sorted(f) for f in merged])
+    return _finish(V, ids, rows1, merged, rows2, R)
 
 
 def _unique_rows(P):
@@ -302,18 +284,10 @@ def _first_order_groups(rows):
     return rank[inverse.ravel()]
 
 
-def _cluster(eq, R):
-    """Group qhull rows n . x + c <= 0 whose hyperplanes agree within _RTOL R over ||x|| <= R."""
-    z = np.hstack([eq[:, :-1] * R, eq[:, -1:]])  # n . x + c moves by at most |dn| R + |dc| there
-    pairs = cKDTree(z).query_pairs(_RTOL * R, output_type="ndarray")
-    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(len(z), len(z)))
-    return _first_order_groups(connected_components(graph, directed=False)[1][:, None])
-
-
 # -- from halfspaces ------------------------------------------------------------------
-def _from_halfspaces(G, options):
+def _from_halfspaces(G):
     m = G.shape[1]
-    hs = HalfspaceIntersection(np.hstack([G, -np.ones((len(G), 1))]), np.zeros(m), qhull_options=options)
+    hs = HalfspaceIntersection(np.hstack([G, -np.ones((len(G), 1))]), np.zeros(m))
     lists = [np.asarray(d, dtype=int) for d in hs.dual_facets]  # vertex i of K lies on the rows lists[i]
     R = float(np.linalg.norm(hs.intersections, axis=1).max())
     held = {}
@@ -339,7 +313,7 @@ def _from_halfspaces(G, options):
     rows1 = G[[first_row[S] for S in simplex]].reshape(-1, m)
     merged = [S for S in facets if len(S) > m]
     rows2 = G[[first_row[S] for S in merged]].reshape(-1, m)
-    return _finish(V, ids, rows1, merged, rows2, R, options)
+    return _finish(V, ids, rows1, merged, rows2, R)
 
 
 def _fit(A, start, index):
@@ -353,7 +327,7 @@ def _fit(A, start, index):
     sizes = np.array([len(i) for i in index], dtype=int)
     for k in np.unique(sizes):
         who = np.flatnonzero(sizes == k)
-        M = A[np.array([index[i] for i in who])]
+        M = A[np.array([index[i] for i in who], dtype=int)]
         ones = np.ones((len(who), k))
         if k == A.shape[1]:
             fit = np.linalg.solve(M, ones[..., None])[..., 0]
@@ -411,7 +385,7 @@ class _Faces:
         return out
 
 
-def _finish(V, ids, rows1, merged, rows2, R, options):
+def _finish(V, ids, rows1, merged, rows2, R):
     """Check the facets (flat, closed up), triangulate them and cone them from the origin.
 
     ``ids`` (f1, m) are the simplicial facets, as vertex numbers, with rows
@@ -454,4 +428,4 @@ def _finish(V, ids, rows1, merged, rows2, R, options):
             raise TriangulationError(f"the facets do not close up: some ridges lie in {bad} facets instead of 2")
     simplices = np.vstack(simplices)
     facets = np.vstack([rows1, rows2])
-    return ConeTriangulation(V, facets, simplices, np.abs(np.linalg.det(V[simplices])), options or "")
+    return ConeTriangulation(V, facets, simplices, np.abs(np.linalg.det(V[simplices])))
