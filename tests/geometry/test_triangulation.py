@@ -40,6 +40,7 @@ import pytest
 from scipy import stats
 
 from knorm.geometry.polytope import Polytope
+from knorm.geometry.triangulation import TriangulationError, _finish, triangulate
 from tests.settings import ALPHA, SEED
 
 
@@ -264,3 +265,60 @@ def test_cone_sampler_is_uniform_on_degenerate_polytopes(name, form):
     A, b = family.facet_rows()
     counts = np.array([np.bincount(np.argmax(x @ A.T / b, axis=1), minlength=len(A)) for x in (u, ref)])
     assert stats.chi2_contingency(counts).pvalue > ALPHA / 3
+
+
+# -- the cones themselves ---------------------------------------------------------------
+TILES = [
+    ("borda-5", "points"),
+    ("borda-6", "vertices"),
+    ("count-5", "points"),
+    ("cube-4", "points"),
+    ("cross-4", "halfspaces"),
+]
+
+
+@pytest.mark.parametrize("name, form", TILES, ids=[f"{n}-{f}" for n, f in TILES])
+def test_cones_tile_the_polytope(name, form):
+    # The proof in triangulate's Notes, checked: each cone's base lies in a facet, and
+    # points of K lie in exactly one cone (almost surely not on a cone's boundary).
+    family = BY_NAME[name]
+    if form == "halfspaces":
+        A, b = family.halfspaces()
+        tri = triangulate(halfspaces=np.unique(A / b[:, None], axis=0))
+    else:
+        P = family.points()
+        tri = triangulate(points=np.vstack([P, -P]))
+    assert _key(tri.vertices) == _key(family.vertices)
+    bases = tri.vertices[tri.simplices]  # (cones, m, m)
+    on = np.abs(bases @ tri.facets.T - 1).max(axis=1) < 1e-9  # (cones, facets)
+    assert np.all(on.sum(axis=1) == 1)
+    assert tri.volume == pytest.approx(family.exact, rel=1e-12)
+    # Barycentric coordinates of test points in every cone: x = lambda . base, and x is
+    # inside the cone iff lambda >= 0 and sum(lambda) <= 1.
+    inv = np.linalg.inv(bases)
+    x = _box_reference(family, 300, np.random.default_rng(SEED))
+    lam = np.einsum("nm,kmj->nkj", x, inv)
+    inside = (lam.min(axis=2) > -1e-12) & (lam.sum(axis=2) < 1 + 1e-12)
+    np.testing.assert_array_equal(inside.sum(axis=1), 1)
+
+
+def test_missing_facet_is_refused():
+    # A cube without one of its square facets does not close up.
+    tri = triangulate(halfspaces=np.vstack([np.eye(3), -np.eye(3)]))
+    facets = [frozenset(np.flatnonzero(np.abs(tri.vertices @ g - 1) < 1e-12).tolist()) for g in tri.facets]
+    R = float(np.linalg.norm(tri.vertices, axis=1).max())
+    empty = np.empty((0, 3), dtype=int)
+    rows = np.empty((0, 3))
+    whole = _finish(tri.vertices, empty, rows, facets, tri.facets, R)
+    assert whole.volume == pytest.approx(8.0, rel=1e-15)
+    with pytest.raises(TriangulationError, match="do not close up"):
+        _finish(tri.vertices, empty, rows, facets[1:], tri.facets[1:], R)
+    with pytest.raises(TriangulationError, match="not flat"):
+        _finish(tri.vertices, empty, rows, facets, tri.facets * [[1.0, 1.0, 1.01]], R)
+
+
+def test_qhull_failures_are_raised():
+    with pytest.raises(TriangulationError, match="^qhull failed: QH"):
+        triangulate(points=np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1e-14], [-1, 0, 0], [0, -1, 0], [-1, -1, -1e-14]]))
+    with pytest.raises(TypeError, match="exactly one"):
+        triangulate()

@@ -113,10 +113,9 @@ class Polytope(NormBall):
         The extreme points, when known (computed with qhull in low dimension);
         points that are not extreme are never listed.
     qhull_error : str or None
-        Why qhull could not resolve K (then the gauge stays exact, from the
-        halfspaces or a linear program, but the volume is a Monte Carlo
-        estimate and sampling is rejection from the bounding box); None when
-        qhull succeeded or was not used (dimension above ``max_qhull_dim``).
+        Why qhull could not resolve K, or None (success, or not tried above
+        ``max_qhull_dim``). After a failure the gauge stays exact but the
+        volume is a labelled Monte Carlo estimate.
     method : str
         How the gauge is evaluated: ``"facets"`` (a matrix product over the
         normalized halfspaces) or ``"lp"`` (a linear program per point, used for
@@ -128,19 +127,16 @@ class Polytope(NormBall):
     -----
     With normalized rows g_i = a_i / b_i, the gauge is
     ||u||_K = max(0, max_i g_i . u). In dimension at most ``max_qhull_dim``
-    (default 8) the facets and vertices are found with qhull (Barber, Dobkin &
-    Huhdanpaa 1996), coplanar pieces merged and non-extreme points dropped, and
-    K is cut into simplicial cones from the origin over a pulling triangulation
-    of each facet (:func:`knorm.geometry.triangulation.triangulate`, whose Notes
-    prove that the cones tile K). That gives an exact volume, sum |det| / m!,
-    and an exact uniform sampler: a cone is picked with probability
-    proportional to its volume and a point drawn in it with Dirichlet(1, ...,
-    1) barycentric weights. In higher dimension, or if qhull fails (see
-    :attr:`qhull_error`), the volume is a labelled Monte Carlo estimate and
-    sampling is (exact) rejection from the bounding box, whose acceptance rate
-    is recorded in :attr:`sampler_stats`. For :meth:`from_points` without
-    facets membership is a linear program per point, so Monte Carlo volumes and
-    rejection sampling are exact but slow there.
+    (default 8), :func:`~knorm.geometry.triangulation.triangulate` finds the
+    facets and vertices with qhull (Barber, Dobkin & Huhdanpaa 1996) and cuts
+    K into simplicial cones from the origin with disjoint interiors (proved in
+    its Notes): the volume is exact, sum |det| / m!, and sampling is exact (a
+    cone picked with probability proportional to its volume, a point drawn in
+    it with Dirichlet(1, ..., 1) weights). Otherwise, or if qhull fails, the
+    volume is a labelled Monte Carlo estimate and sampling is exact rejection
+    from the bounding box (acceptance in :attr:`sampler_stats`); without
+    facets, :meth:`from_points` decides membership by one linear program per
+    point (exact but slow).
 
     The polytopes of the paper's Section 5.1 (K_3, a cuboctahedron) are built
     this way; see :func:`knorm.geometry.regression.k3_ball`.
@@ -302,8 +298,7 @@ class Polytope(NormBall):
         obj._G = None  # normalized facet rows, when known
         obj._points = None  # generators of from_points
         obj._box = None
-        obj._cone_points = None  # triangulation: cone k has apex 0 and the rows _cone_points[_cones[k]]
-        obj._cones = None
+        obj._cones = None  # cone k has apex 0 and base vertices[_cones[k]]
         obj._cone_cdf = None
         obj._exact_volume = None
         obj._volume_method = None
@@ -315,7 +310,6 @@ class Polytope(NormBall):
         self._G = np.array([[1.0 / r], [-1.0 / r]])
         self.vertices = np.array([[r], [-r]])
         self._box = np.array([r])
-        self._cone_points = self.vertices
         self._cones = np.array([[0], [1]])
         self._cone_cdf = np.array([0.5, 1.0])
         self._exact_volume = 2.0 * r
@@ -325,7 +319,6 @@ class Polytope(NormBall):
         """Vertices, box, exact volume and cone sampler from a :class:`ConeTriangulation`."""
         self.vertices = tri.vertices
         self._box = np.abs(tri.vertices).max(axis=0) * (1.0 + _BOX_PAD_QHULL)
-        self._cone_points = tri.vertices
         self._cones = tri.simplices
         self._cone_cdf = tri.cone_cdf
         self._exact_volume = tri.volume
@@ -336,7 +329,8 @@ class Polytope(NormBall):
     def halfspaces(self):
         """Normalized halfspaces (G, ones) with K = {u : G u <= 1}, or None if unknown.
 
-        They are unknown only for :meth:`from_points` above ``max_qhull_dim``.
+        They are unknown only for :meth:`from_points` above ``max_qhull_dim``
+        or when qhull failed (see :attr:`qhull_error`).
         """
         if self._G is None:
             return None
@@ -400,7 +394,7 @@ class Polytope(NormBall):
     def _sample_uniform(self, n, rng):
         if self._cones is None:
             return self._rejection_from_box(n, rng)
-        return sample_cones(self._cone_points, self._cones, self._cone_cdf, n, rng)
+        return sample_cones(self.vertices, self._cones, self._cone_cdf, n, rng)
 
     def __repr__(self):
         parts = [f"dim={self.dim}"]

@@ -10,7 +10,6 @@ exact volume and the exact uniform sampler (:func:`sample_cones`).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,16 +91,15 @@ def sample_cones(points, cones, cdf, n, rng):
 
     Notes
     -----
-    A cone is picked with probability proportional to its volume, then a point of
-    it with Dirichlet(1, ..., 1) barycentric weights over its m + 1 vertices (the
-    apex 0 drops out): the uniform law on a simplex is the image of the flat
-    Dirichlet law under the barycentric map, and Dirichlet(1, ..., 1) is a vector
-    of standard exponentials divided by their sum.
+    A cone is picked with probability proportional to its volume, then a point
+    with Dirichlet(1, ..., 1) barycentric weights over its m + 1 vertices (the
+    apex 0 drops out), drawn as standard exponentials over their sum: the
+    uniform law on a simplex is the flat Dirichlet law's barycentric image.
 
     References
     ----------
     Devroye (1986), "Non-Uniform Random Variate Generation", Springer,
-    Sections V.2 and XI.2.1.
+    Chapters V (uniform spacings) and XI (points in a simplex).
 
     Examples
     --------
@@ -152,24 +150,20 @@ def triangulate(*, points=None, halfspaces=None):
     Notes
     -----
     **Facets and vertices.** qhull (Barber, Dobkin & Huhdanpaa 1996), with its
-    default options, merges coplanar facets (deciding coplanarity from its
-    roundoff error, relative to the largest coordinates; exact pre-merges 'Qx'
-    from dimension 5) and reports each merged facet as simplices sharing its
-    hyperplane row exactly; they are grouped back into facets here. A facet that
-    is one simplex has m points, all extreme. A point listed only by merged
-    facets is a vertex exactly when those facets meet in it alone: a point in
-    the relative interior of a face of dimension >= 1 lies only on facets that
-    hold that face, and each lists the face's (at least two) vertices. The other
-    points (interior, or inside faces) are dropped. From halfspaces, each
-    (merged) facet of qhull's dual hull is a vertex of K listing the rows
-    through it, and a row is a facet of K when the vertices it holds are not a
-    proper subset of another row's (a face that is not a facet lies in one).
-    Facet rows are re-fitted to their vertices (from points) and vertices to
-    their rows (from halfspaces) by least squares. Refused: a facet whose
-    vertices stray more than 1e-9 R from its hyperplane (R = max ||x||), and
-    facets whose ridges (facets of facets) do not each lie in exactly two
-    facets (a facet missing or spurious). Joggle ('QJ') is not used: a joggled
-    hull cuts coplanar facets into slivers that are not faces of K.
+    default options, merges coplanar facets (within its roundoff, relative to
+    the largest coordinates; exact pre-merges 'Qx' from dimension 5) and reports
+    each as simplices sharing its hyperplane row exactly: those are grouped back
+    here. A facet that is one simplex has m points, all extreme. A point listed
+    only by merged facets is a vertex exactly when those facets meet in it
+    alone: a point inside a face of dimension >= 1 lies only on facets holding
+    that face, each listing its (>= 2) vertices. Other points are dropped. From
+    halfspaces, each (merged) facet of qhull's dual hull is a vertex of K, with
+    the rows through it; a row is a facet when its vertices are not a proper
+    subset of another row's. Facet rows (from points) or vertices (from
+    halfspaces) are re-fitted by least squares. Refused: a facet whose vertices
+    stray over 1e-9 R from its hyperplane (R = max ||x||), and a boundary that
+    does not close up (below). Joggle ('QJ') is not used: it cuts coplanar
+    facets into slivers that are not faces of K.
 
     **Lattice.** Every face of K is an intersection of facets, so the facets
     of a face S (as vertex sets) are the inclusion-maximal proper sets S cap F
@@ -198,7 +192,12 @@ def triangulate(*, points=None, halfspaces=None):
 
     So vol K = sum |det(s)| / m! over the cones, exact up to rounding (about
     1e-15 relative per cone), and :func:`sample_cones` is exactly uniform on
-    K. The proof needs the facets of K; the closure check guards it.
+    K. The proof needs all the facets of K and only them, which a closure
+    check guards: pulling by one vertex order gives each face the same
+    triangulation seen from any facet holding it (the memoized T(S) is used
+    for every face S), so the facets' simplices form a closed surface, in
+    which every (m-2)-face of a simplex lies in exactly two simplices. A
+    missing facet leaves a hole, and the check fails.
 
     References
     ----------
@@ -290,23 +289,18 @@ def _from_halfspaces(G):
     hs = HalfspaceIntersection(np.hstack([G, -np.ones((len(G), 1))]), np.zeros(m))
     lists = [np.asarray(d, dtype=int) for d in hs.dual_facets]  # vertex i of K lies on the rows lists[i]
     R = float(np.linalg.norm(hs.intersections, axis=1).max())
-    held = {}
+    held, first_row, holders = {}, {}, {}
     for i, d in enumerate(lists):
         for j in d.tolist():
             held.setdefault(j, []).append(i)
-    first_row = {}
     for j, vs in held.items():
         first_row.setdefault(frozenset(vs), j)  # rows holding the same vertices are the same candidate
     sets = [S for S in first_row if len(S) >= m]
-    holders = {}
     for a, S in enumerate(sets):
         for v in S:
             holders.setdefault(v, []).append(a)
-    facets = []
-    for S in sets:
-        v = min(S, key=lambda v: len(holders[v]))  # any superset of S holds v
-        if not any(len(sets[b]) > len(S) and S < sets[b] for b in holders[v]):
-            facets.append(S)
+    # Any superset of S holds its least-held vertex v.
+    facets = [S for S in sets if not any(S < sets[b] for b in holders[min(S, key=lambda v: len(holders[v]))])]
     V = _fit(G, hs.intersections, lists)  # each vertex re-fitted to the rows through it
     simplex = [S for S in facets if len(S) == m]
     ids = np.array([sorted(S) for S in simplex], dtype=int).reshape(-1, m)
@@ -317,12 +311,7 @@ def _from_halfspaces(G):
 
 
 def _fit(A, start, index):
-    """Rows x with A[index[i]] x = 1 (least squares), or ``start[i]`` where that fits no better.
-
-    ``index`` holds index arrays (the vertices of a facet, or the rows through a
-    vertex). Square systems are solved, longer ones use the pseudo-inverse; the
-    fit replaces qhull's value ``start`` only where its largest residual is smaller.
-    """
+    """Rows x with A[index[i]] x = 1 by least squares, kept where they fit better than qhull's ``start``."""
     out = np.array(start, dtype=float).reshape(-1, A.shape[1])
     sizes = np.array([len(i) for i in index], dtype=int)
     for k in np.unique(sizes):
@@ -333,9 +322,8 @@ def _fit(A, start, index):
             fit = np.linalg.solve(M, ones[..., None])[..., 0]
         else:
             fit = np.einsum("bmk,bk->bm", np.linalg.pinv(M), ones)
-        new = np.abs(np.einsum("bkm,bm->bk", M, fit) - 1).max(axis=1)
-        old = np.abs(np.einsum("bkm,bm->bk", M, out[who]) - 1).max(axis=1)
-        better = new < old
+        worst = [np.abs(np.einsum("bkm,bm->bk", M, x) - 1).max(axis=1) for x in (fit, out[who])]
+        better = worst[0] < worst[1]
         out[who[better]] = fit[better]
     return out
 
@@ -395,19 +383,12 @@ def _finish(V, ids, rows1, merged, rows2, R):
     if len(V) <= m or len(ids) + len(merged) <= m:
         raise TriangulationError(f"found {len(V)} vertices and {len(ids) + len(merged)} facets: too few in R^{m}")
     sizes = np.array([len(f) for f in merged], dtype=int)
-    if np.any(sizes < m):
-        raise TriangulationError(f"a facet has {sizes.min()} vertices, fewer than {m}")
     for k in np.unique(sizes):
         who = np.flatnonzero(sizes == k)
-        pts = V[np.array([sorted(merged[f]) for f in who])]
-        g = rows2[who]
+        pts, g = V[np.array([sorted(merged[f]) for f in who])], rows2[who]
         dev = np.abs(np.einsum("fkm,fm->fk", pts, g) - 1.0) / np.linalg.norm(g, axis=1, keepdims=True)
         if dev.max() > _RTOL * R:
             raise TriangulationError(f"a facet is not flat: a vertex lies {dev.max():.3g} off its hyperplane")
-    # Ridges: the (m-1)-subsets of the simplicial facets, the lattice's for the others.
-    drop = np.array([[i for i in range(m) if i != j] for j in range(m)], dtype=int).reshape(m, m - 1)
-    small = [np.sort(ids, axis=1)[:, drop].reshape(-1, m - 1)]
-    big = Counter()
     simplices = [ids]
     if merged:
         in_merged = np.zeros(len(V), dtype=bool)
@@ -415,17 +396,17 @@ def _finish(V, ids, rows1, merged, rows2, R):
         touching = [frozenset(s.tolist()) for s in ids[np.any(in_merged[ids], axis=1)]]
         faces = _Faces(list(merged) + touching)
         for S in merged:
-            for r in faces.subfaces(S, m - 1):
-                if len(r) == m - 1:
-                    small.append(np.array(sorted(r))[None, :])
-                else:
-                    big[r] += 1
             simplices.append(np.array(faces.pulling(S, m - 1), dtype=int).reshape(-1, m))
-    if m > 1:
-        _, counts = np.unique(np.vstack(small), axis=0, return_counts=True)
-        bad = sorted({int(c) for c in counts if c != 2} | {c for c in big.values() if c != 2})
-        if bad:
-            raise TriangulationError(f"the facets do not close up: some ridges lie in {bad} facets instead of 2")
     simplices = np.vstack(simplices)
+    # Pulling by one vertex order triangulates every face the same way from each side,
+    # so the facets' simplices form a closed surface: each (m-2)-face in exactly two.
+    drop = np.array([[i for i in range(m) if i != j] for j in range(m)], dtype=int).reshape(m, m - 1)
+    ridges = np.ascontiguousarray(np.sort(simplices, axis=1)[:, drop].reshape(-1, m - 1))
+    _, counts = np.unique(ridges.view(np.dtype((np.void, ridges.itemsize * (m - 1)))).ravel(), return_counts=True)
+    if np.any(counts != 2):
+        raise TriangulationError(
+            f"the facets do not close up: {int(np.sum(counts != 2))} faces of the boundary simplices lie in "
+            f"{sorted(set(counts[counts != 2].tolist()))} of them instead of 2 (a facet missing or spurious)"
+        )
     facets = np.vstack([rows1, rows2])
     return ConeTriangulation(V, facets, simplices, np.abs(np.linalg.det(V[simplices])))
