@@ -127,9 +127,14 @@ class Cube:
 
     def halfspaces(self):
         m, eye = self.dim, np.eye(self.dim)
-        # Repeated (scaled) rows, and redundant rows touching K at a vertex.
-        rows = np.vstack([eye, -eye, 2 * eye, self.vertices])
-        return rows, np.concatenate([np.ones(2 * m), np.full(m, 2.0), np.full(len(self.vertices), float(m))])
+        # Repeated (scaled) rows, and redundant rows touching K at a vertex or along a
+        # face of dimension m - 2 (for m >= 4 with at least m vertices, like a facet).
+        pairs = [
+            s * eye[i] + t * eye[j] for i, j in itertools.combinations(range(m), 2) for s in (-1, 1) for t in (-1, 1)
+        ]
+        rows = np.vstack([eye, -eye, 2 * eye, self.vertices, *pairs])
+        b = [np.ones(2 * m), np.full(m, 2.0), np.full(len(self.vertices), float(m)), np.full(len(pairs), 2.0)]
+        return rows, np.concatenate(b)
 
 
 class Cross:
