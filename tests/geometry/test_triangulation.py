@@ -256,7 +256,7 @@ def test_cone_sampler_is_uniform_on_degenerate_polytopes(name, form):
     # KS p ~ 6e-7, facet masses p ~ 2e-51). ||U||^m alone cannot see overlapping cones:
     # a point of a cone over a boundary simplex has ||U|| = 1 - w_0 whichever cone it is.
     family, ball = BY_NAME[name], build(name, form)
-    m, n = family.dim, 100_000
+    m, n = family.dim, 100_000 if name == "borda-6" else 40_000  # the size that shows a7ecce4's bias
     u = ball.sample_uniform(n, rng=SEED)
     g = family.gauge(u)
     assert np.all(g <= 1 + 1e-9)
@@ -275,7 +275,7 @@ def test_cone_sampler_is_uniform_on_degenerate_polytopes(name, form):
 # -- the cones themselves ---------------------------------------------------------------
 TILES = [
     ("borda-5", "points"),
-    ("borda-6", "vertices"),
+    ("permutohedron-5", "vertices"),
     ("count-5", "points"),
     ("cube-4", "points"),
     ("cross-4", "halfspaces"),
