@@ -170,8 +170,8 @@ def triangulate(*, points=None, halfspaces=None):
     over the facets F of K.
 
     **Triangulation, and why the cones tile K.** Each facet is cut by the
-    pulling triangulation (Lee 1991; De Loera, Rambau & Santos 2010, Section
-    4.3): a face that is a simplex is its own triangulation; otherwise, with v
+    pulling triangulation (Lee 1991; De Loera, Rambau & Santos 2010, Chapter
+    4, pulling refinements): a face that is a simplex is its own triangulation; otherwise, with v
     the vertex of the face F of least number, T(F) = {conv(v, s) : s in T(G),
     G a facet of F not holding v}.
 
@@ -204,7 +204,7 @@ def triangulate(*, points=None, halfspaces=None):
     Barber, Dobkin & Huhdanpaa (1996), "The Quickhull algorithm for convex
     hulls", ACM TOMS 22(4). Lee (1991), "Regular triangulations of convex
     polytopes", DIMACS Series 4. De Loera, Rambau & Santos (2010),
-    "Triangulations", Springer, Section 4.3. Awan & Slavkovic (2021), Section 2
+    "Triangulations", Springer, Chapter 4. Awan & Slavkovic (2021), Section 2
     (norm balls) and Section 5.1 (K_3, a polytope with square facets).
 
     Examples
