@@ -67,6 +67,7 @@ def test_k3_is_the_cuboctahedron():
     assert len(poly.vertices) == 12 and got == expected
     np.testing.assert_allclose(poly.vertices, np.round(poly.vertices), atol=1e-12)
     assert poly.volume().exact and poly.volume() == pytest.approx(160 / 3, rel=1e-12)
+    assert poly.qhull_error is None and len(poly.halfspaces[0]) == 14
     u = np.random.default_rng(SEED).uniform(-3, 3, size=(2000, 3))
     np.testing.assert_allclose(poly.norm(u), k3_definition(u), rtol=1e-12)
     # Support against brute force over the known vertices.
@@ -158,7 +159,7 @@ def irwin_hall_cdf(x, n):
 def test_high_dimension_falls_back_to_halfspaces_lp_and_rejection():
     m = 12
     poly = cube(m)
-    assert poly.vertices is None and poly.method == "facets"
+    assert poly.vertices is None and poly.method == "facets" and poly.qhull_error is None  # qhull not tried
     c = np.random.default_rng(SEED).normal(size=(5, m))
     np.testing.assert_allclose(poly.support(c), np.abs(c).sum(axis=1), rtol=1e-9)  # LP support
     np.testing.assert_allclose(poly.bounding_box(), np.ones(m), rtol=1e-8)
@@ -225,3 +226,20 @@ def test_from_points_rejects():
     with pytest.raises(ValueError, match="'max_qhull_dim' parameter of Polytope.from_points must be an int >= 0"):
         Polytope.from_points(np.eye(2), max_qhull_dim=-1)
     assert issubclass(NotANormBallError, ValueError)
+
+
+def test_qhull_failure_is_recorded_and_the_gauge_stays_exact():
+    # The box [-1, 1]^2 x [-1e-15, 1e-15]: qhull finds its initial simplex flat.
+    A = np.vstack([np.eye(3), -np.eye(3)])
+    poly = Polytope.from_halfspaces(A, [1, 1, 1e-15, 1, 1, 1e-15])
+    assert poly.qhull_error.startswith("qhull failed: QH") and poly.vertices is None
+    u = np.random.default_rng(SEED).normal(size=(50, 3)) * [1, 1, 1e-15]
+    np.testing.assert_allclose(poly.norm(u), np.abs(u / [1, 1, 1e-15]).max(axis=1), rtol=1e-12)
+    vol = poly.volume(rng=SEED, n_samples=10_000)
+    assert not vol.exact and "qhull failed" in vol.method and vol == pytest.approx(8e-15, rel=1e-8)
+    x = poly.sample_uniform(100, rng=SEED)
+    assert np.all(poly.norm(x) <= 1) and poly.sampler_stats.proposed >= 100
+    # From points: the hull of (1, 0, 0), (0, 1, 0), (1, 1, 1e-14) and their negatives.
+    thin = Polytope.from_points([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1e-14]])
+    assert thin.qhull_error.startswith("qhull failed: QH") and thin.method == "lp" and thin.halfspaces is None
+    assert thin.vertices is None and "LP gauge" in repr(thin)

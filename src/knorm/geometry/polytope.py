@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.optimize import linprog
-from scipy.spatial import ConvexHull, HalfspaceIntersection, QhullError, cKDTree
+from scipy.spatial import cKDTree
 
 from knorm._validation import check_count, check_vectors
 from knorm.geometry.base import NormBall, NotANormBallError, Volume
+from knorm.geometry.triangulation import TriangulationError, sample_cones, triangulate
 
 __all__ = ["Polytope"]
 
@@ -17,8 +16,8 @@ __all__ = ["Polytope"]
 _MAX_BLOCK_ENTRIES = 1 << 22
 # Relative tolerance for matching a normalized row with the negation of another.
 _SYMMETRY_RTOL = 1e-9
-# Relative padding of computed bounding boxes: qhull vertices and LP optima are
-# exact up to rounding, and a box that is a hair too small would bias rejection.
+# Relative padding of computed bounding boxes: vertices and LP optima are exact up
+# to rounding, and a box that is a hair too small would bias rejection.
 _BOX_PAD_QHULL = 1e-12
 _BOX_PAD_LP = 1e-9
 # Default largest dimension in which qhull is used (facets, vertices, triangulation).
@@ -81,13 +80,6 @@ def _lp_box(G, owner):
     return box * (1.0 + _BOX_PAD_LP)
 
 
-def _dedupe_rows(G):
-    """Drop rows equal up to rounding (qhull repeats the normal of a triangulated facet)."""
-    scale = np.abs(G).max()
-    _, first = np.unique(np.round(G / scale, 9), axis=0, return_index=True)
-    return G[np.sort(first)]
-
-
 def _blockwise_max(x, R):
     """max_i R_i . x for rows x of shape (..., m) and R of shape (k, m), in bounded memory."""
     flat = x.reshape(-1, x.shape[-1])
@@ -108,12 +100,22 @@ class Polytope(NormBall):
     - :meth:`from_halfspaces` for {u : A u <= b};
     - :meth:`from_points` for the symmetric convex hull of points V and -V.
 
+    Parameters
+    ----------
+    *args, **kwargs
+        Refused: the constructor raises TypeError and names the factories.
+
     Attributes
     ----------
     dim : int
         Dimension m.
     vertices : ndarray of shape (n_vertices, dim) or None
-        The extreme points, when known (computed with qhull in low dimension).
+        The extreme points, when known (computed with qhull in low dimension);
+        points that are not extreme are never listed.
+    qhull_error : str or None
+        Why qhull could not resolve K, or None (success, or not tried above
+        ``max_qhull_dim``). After a failure the gauge stays exact but the
+        volume is a labelled Monte Carlo estimate.
     method : str
         How the gauge is evaluated: ``"facets"`` (a matrix product over the
         normalized halfspaces) or ``"lp"`` (a linear program per point, used for
@@ -125,16 +127,16 @@ class Polytope(NormBall):
     -----
     With normalized rows g_i = a_i / b_i, the gauge is
     ||u||_K = max(0, max_i g_i . u). In dimension at most ``max_qhull_dim``
-    (default 8) the facets, vertices and a triangulation are computed with qhull
-    (Barber, Dobkin & Huhdanpaa 1996), which gives an exact volume and an exact
-    uniform sampler: K is the union of the cones from the origin over its
-    triangulated facets, a cone is picked with probability proportional to its
-    volume |det| / m!, and a point is drawn in it with Dirichlet(1, ..., 1)
-    barycentric weights. In higher dimension the volume is a labelled Monte Carlo
-    estimate and sampling is (exact) rejection from the bounding box, whose
-    acceptance rate is recorded in :attr:`sampler_stats`. For :meth:`from_points`
-    above ``max_qhull_dim`` membership is a linear program per point, so Monte
-    Carlo volumes and rejection sampling are exact but slow there.
+    (default 8), :func:`~knorm.geometry.triangulation.triangulate` finds the
+    facets and vertices with qhull (Barber, Dobkin & Huhdanpaa 1996) and cuts
+    K into simplicial cones from the origin with disjoint interiors (proved in
+    its Notes): the volume is exact, sum |det| / m!, and sampling is exact (a
+    cone picked with probability proportional to its volume, a point drawn in
+    it with Dirichlet(1, ..., 1) weights). Otherwise, or if qhull fails, the
+    volume is a labelled Monte Carlo estimate and sampling is exact rejection
+    from the bounding box (acceptance in :attr:`sampler_stats`); without
+    facets, :meth:`from_points` decides membership by one linear program per
+    point (exact but slow).
 
     The polytopes of the paper's Section 5.1 (K_3, a cuboctahedron) are built
     this way; see :func:`knorm.geometry.regression.k3_ball`.
@@ -172,7 +174,7 @@ class Polytope(NormBall):
             Offsets; all must be > 0 so that the origin is interior.
         max_qhull_dim : int, default 8
             Largest dimension in which vertices, exact volume and the exact
-            triangulation sampler are computed with qhull.
+            cone sampler are computed with qhull.
         name : str, optional
             Label for ``repr``.
 
@@ -223,10 +225,9 @@ class Polytope(NormBall):
             obj._set_interval(1.0 / G[:, 0].max())
         elif m <= max_qhull_dim:
             try:
-                hs = HalfspaceIntersection(np.hstack([G, -np.ones((len(G), 1))]), np.zeros(m))
-                obj._set_hull(ConvexHull(hs.intersections))
-            except QhullError:
-                pass  # qhull could not resolve it: keep the exact halfspace gauge only
+                obj._set_triangulation(triangulate(halfspaces=G))
+            except TriangulationError as err:
+                obj.qhull_error = str(err)  # keep the exact halfspace gauge; the volume is estimated
         return obj
 
     @classmethod
@@ -239,9 +240,9 @@ class Polytope(NormBall):
             Points (for instance a sensitivity space sample).
         max_qhull_dim : int, default 8
             Largest dimension in which facets, vertices, exact volume and the
-            exact triangulation sampler are computed with qhull. Above it the
-            gauge is a linear program per point, min{sum |lambda_i| :
-            V^T lambda = u} (exact but slow), and :attr:`method` is ``"lp"``.
+            exact cone sampler are computed with qhull. Above it, or if qhull
+            fails, the gauge is a linear program per point, min{sum |lambda_i|
+            : V^T lambda = u} (exact but slow), and :attr:`method` is ``"lp"``.
         name : str, optional
             Label for ``repr``.
 
@@ -277,13 +278,12 @@ class Polytope(NormBall):
             obj._set_interval(float(obj._box[0]))
         elif m <= max_qhull_dim:
             try:
-                hull = ConvexHull(np.vstack([V, -V]))
-            except QhullError:
-                hull = None
-            if hull is not None:
-                # qhull's equations are n . x + c <= 0 inside, with c < 0 as 0 is interior.
-                obj._G = _dedupe_rows(hull.equations[:, :-1] / -hull.equations[:, -1:])
-                obj._set_hull(hull)
+                tri = triangulate(points=np.vstack([V, -V]))
+            except TriangulationError as err:
+                obj.qhull_error = str(err)  # keep the exact LP gauge; the volume is estimated
+            else:
+                obj._G = tri.facets
+                obj._set_triangulation(tri)
         if obj._G is None:
             obj.method = "lp"
         return obj
@@ -298,11 +298,11 @@ class Polytope(NormBall):
         obj._G = None  # normalized facet rows, when known
         obj._points = None  # generators of from_points
         obj._box = None
-        obj._cone_points = None  # triangulation: cone k has apex 0 and the rows _cone_points[_cones[k]]
-        obj._cones = None
+        obj._cones = None  # cone k has apex 0 and base vertices[_cones[k]]
         obj._cone_cdf = None
         obj._exact_volume = None
         obj._volume_method = None
+        obj.qhull_error = None
         return obj
 
     def _set_interval(self, r):
@@ -310,32 +310,27 @@ class Polytope(NormBall):
         self._G = np.array([[1.0 / r], [-1.0 / r]])
         self.vertices = np.array([[r], [-r]])
         self._box = np.array([r])
-        self._cone_points = self.vertices
         self._cones = np.array([[0], [1]])
         self._cone_cdf = np.array([0.5, 1.0])
         self._exact_volume = 2.0 * r
         self._volume_method = "closed form (interval)"
 
-    def _set_hull(self, hull):
-        m = self.dim
-        pts = hull.points
-        self.vertices = pts[hull.vertices]
-        self._box = np.abs(self.vertices).max(axis=0) * (1.0 + _BOX_PAD_QHULL)
-        cones = hull.simplices
-        w = np.abs(np.linalg.det(pts[cones]))
-        self._cone_points = pts
-        self._cones = cones
-        self._cone_cdf = np.cumsum(w) / w.sum()
-        self._cone_cdf[-1] = 1.0
-        self._exact_volume = float(w.sum()) / math.factorial(m)
-        self._volume_method = "qhull triangulation"
+    def _set_triangulation(self, tri):
+        """Vertices, box, exact volume and cone sampler from a :class:`ConeTriangulation`."""
+        self.vertices = tri.vertices
+        self._box = np.abs(tri.vertices).max(axis=0) * (1.0 + _BOX_PAD_QHULL)
+        self._cones = tri.simplices
+        self._cone_cdf = tri.cone_cdf
+        self._exact_volume = tri.volume
+        self._volume_method = "cones over the facets (qhull, pulling triangulation)"
 
     # -- properties ------------------------------------------------------------
     @property
     def halfspaces(self):
         """Normalized halfspaces (G, ones) with K = {u : G u <= 1}, or None if unknown.
 
-        They are unknown only for :meth:`from_points` above ``max_qhull_dim``.
+        They are unknown only for :meth:`from_points` above ``max_qhull_dim``
+        or when qhull failed (see :attr:`qhull_error`).
         """
         if self._G is None:
             return None
@@ -391,22 +386,15 @@ class Polytope(NormBall):
     def _volume(self, rng, n_samples):
         if self._exact_volume is not None:
             return Volume(self._exact_volume, exact=True, method=self._volume_method)
-        return super()._volume(rng, n_samples)
+        vol = super()._volume(rng, n_samples)
+        if self.qhull_error is not None:
+            vol.method += " (qhull failed: see qhull_error)"
+        return vol
 
     def _sample_uniform(self, n, rng):
         if self._cones is None:
             return self._rejection_from_box(n, rng)
-        m = self.dim
-        k = np.searchsorted(self._cone_cdf, rng.random(n), side="right")
-        k = np.minimum(k, len(self._cones) - 1)  # guards a draw equal to the last cdf value
-        # Dirichlet(1, ..., 1) over the m + 1 cone vertices; the apex 0 drops out.
-        e = rng.standard_exponential((n, m + 1))
-        w = e[:, 1:] / e.sum(axis=1, keepdims=True)
-        idx = self._cones[k]
-        out = np.zeros((n, m))
-        for i in range(m):
-            out += w[:, i : i + 1] * self._cone_points[idx[:, i]]
-        return out
+        return sample_cones(self.vertices, self._cones, self._cone_cdf, n, rng)
 
     def __repr__(self):
         parts = [f"dim={self.dim}"]
