@@ -413,7 +413,9 @@ def _seed_reuse(reuse):
 
             return sample
 
-        stats = {f"month 2, {k}": (lambda z, f=f: f(z[:, 2:])) for k, f in knorm_statistics(ball, T, T + u).items()}
+        stats: dict[str, Callable] = {
+            f"month 2, {k}": (lambda z, f=f: f(z[:, 2:])) for k, f in knorm_statistics(ball, T, T + u).items()
+        }
         stats["(month 2 - month 1) . u"] = lambda z: (z[:, 2:] - z[:, :2]) @ u
         pair = NeighbourPair(months(T), months(T + u), stats, "month 2 changes by one record")
         return audit_pairs([pair], claimed_epsilon=1.0, n_samples=n_samples, confidence=confidence, rng=rng)

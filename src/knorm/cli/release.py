@@ -195,8 +195,8 @@ def run(args):
         accountant=open_budget(args.budget),
         rng=args.seed,
     )
-    lo = [bounds[c][0] for c in columns] if bounds else None
-    hi = [bounds[c][1] for c in columns] if bounds else None
+    lo = [bounds[c][0] for c in columns if c in bounds]
+    hi = [bounds[c][1] for c in columns if c in bounds]
     X = frame.to_numpy()
     stat = args.statistic
     if stat == "mean":

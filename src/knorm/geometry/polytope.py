@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.optimize import linprog
 from scipy.spatial import cKDTree
@@ -155,6 +157,18 @@ class Polytope(NormBall):
     >>> float(cube.volume())
     4.0
     """
+
+    name: str | None
+    method: str
+    vertices: Any  # ndarray or None
+    qhull_error: str | None
+    _G: Any  # ndarray or None
+    _points: Any  # ndarray or None
+    _box: Any  # ndarray or None
+    _cones: Any  # ndarray or None
+    _cone_cdf: Any  # ndarray or None
+    _exact_volume: float | None
+    _volume_method: str | None
 
     def __init__(self, *args, **kwargs):
         raise TypeError(

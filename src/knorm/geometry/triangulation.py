@@ -244,7 +244,7 @@ def _from_points(P):
     merged_groups = pairs[np.r_[0, cut], 0] if len(pairs) else np.empty(0, dtype=int)
     is_vertex = np.zeros(len(P), dtype=bool)
     is_vertex[simplicial.ravel()] = True
-    listing = {}
+    listing: dict = {}
     for f in merged:
         for p in f:
             if not is_vertex[p]:
@@ -289,7 +289,9 @@ def _from_halfspaces(G):
     hs = HalfspaceIntersection(np.hstack([G, -np.ones((len(G), 1))]), np.zeros(m))
     lists = [np.asarray(d, dtype=int) for d in hs.dual_facets]  # vertex i of K lies on the rows lists[i]
     R = float(np.linalg.norm(hs.intersections, axis=1).max())
-    held, first_row, holders = {}, {}, {}
+    held: dict = {}
+    first_row: dict = {}
+    holders: dict = {}
     for i, d in enumerate(lists):
         for j in d.tolist():
             held.setdefault(j, []).append(i)
@@ -334,7 +336,7 @@ class _Faces:
 
     def __init__(self, facet_sets):
         self.facet_sets = facet_sets
-        self.inc = {}
+        self.inc: dict = {}
         for j, f in enumerate(facet_sets):
             for v in f:
                 self.inc.setdefault(v, []).append(j)
@@ -397,11 +399,11 @@ def _finish(V, ids, rows1, merged, rows2, R):
         faces = _Faces(list(merged) + touching)
         for S in merged:
             simplices.append(np.array(faces.pulling(S, m - 1), dtype=int).reshape(-1, m))
-    simplices = np.vstack(simplices)
+    simplices_arr = np.vstack(simplices)
     # Pulling by one vertex order triangulates every face the same way from each side,
     # so the facets' simplices form a closed surface: each (m-2)-face in exactly two.
     drop = np.array([[i for i in range(m) if i != j] for j in range(m)], dtype=int).reshape(m, m - 1)
-    ridges = np.ascontiguousarray(np.sort(simplices, axis=1)[:, drop].reshape(-1, m - 1))
+    ridges = np.ascontiguousarray(np.sort(simplices_arr, axis=1)[:, drop].reshape(-1, m - 1))
     _, counts = np.unique(ridges.view(np.dtype((np.void, ridges.itemsize * (m - 1)))).ravel(), return_counts=True)
     if np.any(counts != 2):
         raise TriangulationError(
@@ -409,4 +411,4 @@ def _finish(V, ids, rows1, merged, rows2, R):
             f"{sorted(set(counts[counts != 2].tolist()))} of them instead of 2 (a facet missing or spurious)"
         )
     facets = np.vstack([rows1, rows2])
-    return ConeTriangulation(V, facets, simplices, np.abs(np.linalg.det(V[simplices])))
+    return ConeTriangulation(V, facets, simplices_arr, np.abs(np.linalg.det(V[simplices_arr])))
