@@ -129,6 +129,8 @@ class Result:
         Text printed after the run.
     claims : list of Claim, default []
         The paper's statements beside the reproduced values.
+    captions : dict of str to str, default {}
+        A one-line caption per figure, keyed by the figure's file name.
     """
 
     name: str
@@ -136,6 +138,7 @@ class Result:
     figures: list = field(default_factory=list)
     summary: str = ""
     claims: list = field(default_factory=list)
+    captions: dict = field(default_factory=dict)
 
 
 def task_rng(seed, *key):
@@ -210,6 +213,47 @@ def subplots(*args, **kwargs):
     import matplotlib.pyplot as plt
 
     return plt.subplots(*args, **kwargs)
+
+
+_MECHANISM_LABELS = {
+    "l1": "$\\ell_1$ (Laplace)",
+    "l2": "$\\ell_2$",
+    "linf": "$\\ell_\\infty$",
+    "K_T": "$K_T$",
+    "cut ball": "cut ball",
+    "auto": "auto",
+}
+
+
+def mechanism_label(name):
+    """Return the legend label of a mechanism, named as the docs name it ('linf q=0.85' -> 'ℓ∞, q=0.85').
+
+    Parameters
+    ----------
+    name : str
+        A column name of an experiment's table: a ball ('l1', 'l2', 'linf', 'K_T', 'cut ball',
+        'auto') optionally followed by a variant ('q=0.85', '+ floor', '(ours)').
+
+    Returns
+    -------
+    str
+        A matplotlib mathtext label.
+    """
+    for key in sorted(_MECHANISM_LABELS, key=len, reverse=True):
+        if name == key or name.startswith(key + " "):
+            rest = name[len(key) :].strip()
+            if rest.startswith("q="):
+                rest = ", " + rest
+            elif rest:
+                rest = " " + rest
+            return _MECHANISM_LABELS[key] + rest
+    return name
+
+
+def log_epsilon_axis(ax):
+    """Put epsilon on a base-2 log x axis, labelled as the privacy budget (it spans octaves)."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("privacy budget $\\epsilon$ (log scale)")
 
 
 def save_figure(fig, path):

@@ -213,4 +213,13 @@ def run(config):
     summary = "Example 2.1: T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n" + table.to_string(
         index=False, float_format=lambda x: f"{x:.4f}"
     )
-    return Result("example", {"example21": table}, [fig], summary, claims)
+    return Result(
+        "example",
+        {"example21": table},
+        [fig],
+        summary,
+        claims,
+        {
+            "figure1_example21.png": "Paper Figure 1: the sensitivity space S_T of Example 2.1, its hull K_2 (the optimal ball) and the l1, l2 and l_inf balls scaled to their exact (left) and naive per-coordinate (right) sensitivities."
+        },
+    )

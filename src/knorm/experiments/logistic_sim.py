@@ -17,6 +17,8 @@ from knorm.experiments._runner import (
     Claim,
     Result,
     epsilon_to_match,
+    log_epsilon_axis,
+    mechanism_label,
     pmap,
     save_figure,
     skipped_claims,
@@ -156,7 +158,16 @@ def run(config):
     for n in ns:
         summary += f"\nn = {n}, {reps} replicates, MLE error {mle[n]:.4f}, zero vector {np.linalg.norm(BETA):.4f}\n"
         summary += med.loc[n].to_string(float_format=lambda x: f"{x:.4f}") + "\n"
-    return Result("logistic", {"logistic_raw": raw, "logistic_medians": med.reset_index()}, [fig], summary, claims)
+    return Result(
+        "logistic",
+        {"logistic_raw": raw, "logistic_medians": med.reset_index()},
+        [fig],
+        summary,
+        claims,
+        {
+            "logistic_error.png": "Paper Section 4.2: median l2 distance of the DP logistic regression from the true beta against epsilon, by noise ball and share q of epsilon on the noise (lower is better)."
+        },
+    )
 
 
 def _violations(m):
@@ -168,23 +179,15 @@ def _figure(med, mle, path):
     ns = sorted(med.index.get_level_values("n").unique())
     fig, axes = subplots(1, len(ns), figsize=(6 * len(ns), 4.5), squeeze=False)
     styles = {"l1": "o-", "l2": "s-", "linf": "^-", "linf q=0.85": "v--", "linf q=auto": "d:"}
-    labels = {
-        "l1": "$\\ell_1$",
-        "l2": "$\\ell_2$",
-        "linf": "$\\ell_\\infty$",
-        "linf q=0.85": "$\\ell_\\infty^*$ (q=0.85)",
-        "linf q=auto": "$\\ell_\\infty$, q=auto (ours)",
-    }
     for ax, n in zip(axes[0], ns):
         m = med.loc[n]
         for name in m.columns:
-            ax.plot(m.index, m[name], styles.get(name, "-"), label=labels.get(name, name))
+            ax.plot(m.index, m[name], styles.get(name, "-"), label=mechanism_label(name))
         ax.axhline(np.linalg.norm(BETA), color="k", lw=1, label="zero vector")
-        ax.axhline(mle[n], color="grey", lw=1, label="MLE")
-        ax.set_xscale("log", base=2)
+        ax.axhline(mle[n], color="grey", lw=1, label="MLE, not private")
+        log_epsilon_axis(ax)
         ax.set_yscale("log")
-        ax.set_xlabel("$\\epsilon$")
-        ax.set_ylabel("median $\\ell_2$ distance to $\\beta$")
+        ax.set_ylabel("median $\\|\\hat\\beta - \\beta\\|_2$ (log scale)")
         ax.set_title(f"logistic regression, n = {n:,}")
         ax.legend(fontsize=8)
     return save_figure(fig, path)

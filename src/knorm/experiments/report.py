@@ -106,7 +106,13 @@ def store_run(results, config, command):
         "machine": f"{os.cpu_count()} cores, Python {platform.python_version()}",
         "quick": bool(config.quick),
         "experiments": [
-            {"name": r.name, "summary": r.summary, "figures": [Path(f).name for f in r.figures]} for r in results
+            {
+                "name": r.name,
+                "summary": r.summary,
+                "figures": [Path(f).name for f in r.figures],
+                "captions": {Path(f).name: r.captions.get(Path(f).name, "") for f in r.figures},
+            }
+            for r in results
         ],
     }
     (out / "run.json").write_text(json.dumps(run, indent=1) + "\n")
@@ -160,7 +166,8 @@ def render_results_page(folder, path):
             lines.append("")
         for fig in exp["figures"]:
             rel = os.path.relpath(folder / fig, path.parent)
-            lines.append(f"![{Path(fig).stem}]({rel})\n")
+            caption = exp.get("captions", {}).get(fig, "")
+            lines.append(f"![{Path(fig).stem}]({rel})\n" + (f"\n*{caption}*\n" if caption else ""))
         lines.append(
             "<details><summary>summary printed by the run</summary>\n\n```\n"
             + exp["summary"].strip()
