@@ -195,9 +195,41 @@ Reading the table:
   gamma is negative for q < 1. Here the objective is then non-convex and the
   release is a data-dependent linear image of the noise, so its loss is
   unbounded. The corrected gamma passes on the same datasets.
+* The two rows on **seed reuse** publish two monthly releases of Example 2.1
+  (l_inf, eps = 1) where one record changes in month 2. With fresh seeds the pair
+  is 1-DP and passes. With the same seed for both months, R2 - R1 = T2 - T1
+  exactly, the change is revealed and the bound is limited only by the sample
+  size. knorm refuses this in the release path: an accountant records a
+  fingerprint of every int or SeedSequence seed and raises `SeedReuseError` on its
+  second use, and without an accountant a fixed seed emits a `PrivacyWarning`.
 * Objective perturbation's real loss on these datasets is far below its
   guarantee. Its proof bounds the noise and Jacobian factors separately. So a
   lower bound near 0.1 is expected there. It is not a lack of power.
+
+## Polytope balls before the triangulation fix
+
+Until the fix of issue 12, `Polytope.from_points` triangulated the hull with the
+simplices qhull reports, which overlap when many points are coplanar and keep points
+that are not vertices. The volume was then too large and the "uniform" sampler was
+not uniform, so the K-norm noise did not have the law the proof assumes. Measured on
+the balls knorm releases with (volume before, after; sampler):
+
+| ball | volume before | volume after | sampler before |
+|---|---|---|---|
+| K_3 (`k3_ball`), regression p = 1 | 160/3 | 160/3 | uniform: not affected |
+| cautionary rectangle and diamond | 400, 2420 | 400, 2420 | uniform: not affected |
+| outer and inner hulls of Example 2.1 and (sum x, sum y, sum xy) | exact | exact | uniform: not affected |
+| outer hull of the regression space, p = 1 (1,500 cuts) | 165.68 +- 0.27 (Monte Carlo; qhull's error swallowed) | 165.2796 (exact) | box rejection: not affected |
+| Borda vote polytope, k = 6, from all difference points | 51036.23 (+23%) | 41472 | **not uniform** (up to 7 overlapping cones; KS p = 5e-15) |
+| cube, m = 5, given with redundant points | 33.87 (+5.8%) | 32 | **not uniform** (KS p = 3.5e-7) |
+
+The balls of the paper's experiments and of the estimators were not affected: their
+hulls are simplicial or given by facets. Polytopes built by users from points with
+many coplanar points (vote, count and permutation polytopes, boxes from redundant
+corners) were. The triangulation is now a cone decomposition over the exact facets
+(`knorm.geometry.triangulation`), checked for closure, with exact volumes (relative
+error below 1e-9) and uniformity tests on those degenerate families; a qhull failure
+is recorded in `Polytope.qhull_error`, never swallowed.
 
 ## What an audit cannot prove
 
