@@ -26,6 +26,8 @@ import atexit
 import contextlib
 import io
 import math
+import os
+import pickle
 import re
 import shutil
 import tempfile
@@ -38,10 +40,21 @@ import numpy as np
 import pandas  # noqa: F401 - imported here so that no import-time warning lands in a row's outcome
 
 from knorm import KNormMechanism, KNormNoise, LpBall, PrivacyAccountant, Sensitivity, containment, rank_mechanisms
-from knorm.accounting import BudgetExceededError
+from knorm.accounting import BudgetExceededError, SeedReuseError
 from knorm.cli import main as knorm_main
+from knorm.exceptions import ClippingWarning, PrivacyWarning
 from knorm.experiments.data import prepare_regression_data
-from knorm.geometry import IntersectionBall, K2Ball, NotANormBallError, OracleBall, Polytope, ScaledBall, k3_ball
+from knorm.geometry import (
+    IntersectionBall,
+    K2Ball,
+    LinearImage,
+    NotANormBallError,
+    OracleBall,
+    Polytope,
+    ScaledBall,
+    k3_ball,
+)
+from knorm.geometry.induced import CountBall, HistogramBall, VoteBall
 from knorm.mechanisms import choose_mechanism
 from knorm.models import LinearRegression, LogisticRegression, sufficient_statistics
 from knorm.sensitivity import (
@@ -149,6 +162,8 @@ def run(case):
     if case not in _OUTCOMES:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
+            # As in pytest's configuration: fixed seeds are used on purpose here.
+            warnings.filterwarnings("ignore", category=PrivacyWarning)
             try:
                 _OUTCOMES[case] = Outcome(None, case.call())
             except Exception as exc:
@@ -181,7 +196,7 @@ def lin(**kw):
 
 def logit(**kw):
     """A LogisticRegression with valid defaults, overridden by ``kw``."""
-    return LogisticRegression(**{"epsilon": 1.0, "bounds_X": (-1, 1), "random_state": 0, **kw})
+    return LogisticRegression(**{"epsilon": 1.0, "bounds_X": (-1, 1), "classes": [0, 1], "random_state": 0, **kw})
 
 
 def mech(**kw):
@@ -277,6 +292,13 @@ BOUNDS_XZ = ("--bounds", "x=0:5", "--bounds", "z=0:3")
 BOUNDS_XZY = (*BOUNDS_XZ, "--bounds", "y=0:1")
 
 
+def quiet(fn, *args):
+    """``fn(*args)`` with the curator's ClippingWarning silenced (the row checks the clip count instead)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        return fn(*args)
+
+
 def fit_linear(path, *extra):
     return cli("fit", "linear", path, "--target", "y", "--epsilon", "1", "--norm", "linf", "--seed", "0", *extra)
 
@@ -288,19 +310,19 @@ def realdata(path, target="y"):
 
 # -- checks behind the Reported rows and the over-budget rows ---------------------------
 def linear_clipped():
-    a = lin().fit(X_OUT, Y_OUT)
-    b = lin().fit(np.clip(X_OUT, -1, 1), np.clip(Y_OUT, -2, 2))  # same seed, so same noise
+    a = quiet(lin().fit, X_OUT, Y_OUT)
+    b = quiet(lin().fit, np.clip(X_OUT, -1, 1), np.clip(Y_OUT, -2, 2))  # same seed, so same noise
     if not np.array_equal(a.statistic_noisy_, b.statistic_noisy_):
         raise AssertionError("values outside the bounds were not clipped to them")
-    return f"clipped and counted: n_clipped_ = {a.n_clipped_}"
+    return f"clipped and counted (curator only): fit_diagnostics_.n_clipped = {a.fit_diagnostics_.n_clipped}"
 
 
 def logistic_clipped(fit_intercept):
-    a = logit(fit_intercept=fit_intercept).fit(X_OUT, Y01)
+    a = quiet(logit(fit_intercept=fit_intercept).fit, X_OUT, Y01)
     b = logit(fit_intercept=fit_intercept).fit(np.clip(X_OUT, -1, 1), Y01)
     if not np.array_equal(a.coef_, b.coef_):
         raise AssertionError("values outside the bounds were not clipped to them")
-    return f"clipped and counted: n_clipped_ = {a.n_clipped_}"
+    return f"clipped and counted (curator only): fit_diagnostics_.n_clipped = {a.fit_diagnostics_.n_clipped}"
 
 
 def statistics_clipped():
@@ -334,6 +356,20 @@ def refused_charge(accountant_of, call):
 
 def release_over_budget():
     return refused_charge(lambda acc: acc, lambda acc: mech(epsilon=0.5).release([0.0, 0.0], rng=0, accountant=acc))
+
+
+def ledger_file(total):
+    """A new SQLite ledger file with ``total``, closed."""
+    path = tmp(f"ledger_{len(os.listdir(tmp('')))}.sqlite")
+    PrivacyAccountant.open(path, total_epsilon=total).close()
+    return path
+
+
+def seed_reused():
+    acc = PrivacyAccountant(1.0)
+    mech(epsilon=0.1).release([0.0, 0.0], rng=7, accountant=acc)
+    mech(epsilon=0.1).release([0.0, 0.0], rng=7, accountant=acc)
+    return accepted("the same seed charged twice")
 
 
 def estimated_ball():
@@ -1679,6 +1715,87 @@ def _rows():
             says("'epsilon' parameter of PrivacyAccountant.spend", "range (0, inf)", f"Got {got}"),
         )
 
+    e = "PrivacyAccountant.open(path, total_epsilon)"
+    add(
+        e,
+        "a new file without total_epsilon",
+        lambda: PrivacyAccountant.open(tmp("new.sqlite")),
+        FileNotFoundError,
+        says("'total_epsilon' parameter of PrivacyAccountant.open", "to create a new ledger", "Got None"),
+    )
+    add(
+        e,
+        "reopened with another total",
+        lambda: PrivacyAccountant.open(ledger_file(1.0), total_epsilon=2.0),
+        V,
+        says("'total_epsilon' parameter of PrivacyAccountant.open", "stored total 1.0", "Got 2.0"),
+    )
+    add(
+        e,
+        "a file that is not a ledger",
+        lambda: PrivacyAccountant.open(csv("not_a_ledger.sqlite", "hello")),
+        V,
+        says("is not a knorm privacy ledger"),
+    )
+    add(e, "a directory", lambda: PrivacyAccountant.open(tmp(""), total_epsilon=1.0), OSError, says("Cannot open"))
+    e = "PrivacyAccountant (live)"
+    add(
+        e,
+        "total_epsilon raised by assignment",
+        lambda: setattr(PrivacyAccountant(1.0), "total_epsilon", math.inf),
+        AttributeError,
+        says("fixed when it is created", "refusing to set it to inf"),
+    )
+    add(
+        e,
+        "an in-memory ledger pickled (n_jobs=2)",
+        lambda: pickle.dumps(PrivacyAccountant(1.0)),
+        T,
+        says("in-memory PrivacyAccountant cannot be pickled", "PrivacyAccountant.open(path", "n_jobs=1"),
+    )
+    add(
+        "KNormMechanism.release(value, rng, accountant)",
+        "rng = 7 twice with one accountant",
+        seed_reused,
+        SeedReuseError,
+        says("seed fingerprint", "already in the ledger", "Nothing was charged"),
+    )
+    e = "LinearImage(base, matrix)"
+    add(e, "singular matrix", lambda: LinearImage(L2, [[1, 1], [1, 1]]), NB, says("the matrix is singular"))
+    add(
+        e,
+        "matrix of shape (2, 3)",
+        lambda: LinearImage(L2, np.ones((2, 3))),
+        V,
+        says("'matrix' parameter of LinearImage", "shape (2, 2)", "Got shape (2, 3)"),
+    )
+    add(
+        e,
+        "matrix holding nan",
+        lambda: LinearImage(L2, [[np.nan, 0], [0, 1]]),
+        V,
+        says("'matrix' parameter of LinearImage", "finite", "Got nan"),
+    )
+    add(e, "base = 'x'", lambda: LinearImage("x", np.eye(2)), T, says("'base' parameter of LinearImage", "Got str"))
+    e = "CountBall / HistogramBall / VoteBall (Joseph & Yu)"
+    for l0 in (0, 6):
+        add(
+            e,
+            f"CountBall(5, l0_bound={l0})",
+            lambda l0=l0: CountBall(5, l0),
+            V,
+            says("'l0_bound' parameter of CountBall", "range [1, 5]", f"Got {l0}"),
+        )
+    add(
+        e,
+        "CountBall neighbours='bogus'",
+        lambda: CountBall(5, 2, neighbours="bogus"),
+        V,
+        says("'neighbours' parameter of CountBall", "'replace', 'add_remove'", "Got 'bogus'"),
+    )
+    add(e, "HistogramBall(1)", lambda: HistogramBall(1), V, says("'n_categories' parameter", ">= 2", "Got 1"))
+    add(e, "VoteBall(1)", lambda: VoteBall(1), V, says("'n_candidates' parameter", ">= 2", "Got 1"))
+
     # ---- models: LinearRegression ---------------------------------------------------------
     e = "LinearRegression.fit(X, y)"
     for eps, got in ((0, "0"), (-1, "-1"), (math.inf, "inf"), (math.nan, "nan"), ("1", "'1'")):
@@ -1810,7 +1927,7 @@ def _rows():
         V,
         says("'bounds_X' parameter", "pair (lower, upper)", "Got ('a', 'b')"),
     )
-    add(e, "X and y outside the bounds (3 entries)", linear_clipped, Reported, r"n_clipped_ = 3$")
+    add(e, "X and y outside the bounds (3 entries)", linear_clipped, Reported, r"n_clipped = 3$")
     add(
         e,
         "norm = 'bogus'",
@@ -1922,11 +2039,17 @@ def _rows():
         "y with 3 classes",
         lambda: logit().fit(X, np.arange(40) % 3),
         V,
-        says("Only binary classification is supported", "multiclass"),
+        says("y holds a label outside the declared classes=[0, 1]", "Got 2"),
     )
     add(e, "continuous y", lambda: logit().fit(X, Y), V, says("Unknown label type: continuous"))
     add(
-        e, "y with 1 class", lambda: logit().fit(X, np.ones(40)), V, says("needs y with 2 classes", "Got 1 class (1.0)")
+        e,
+        "y with 1 class (classes declared)",
+        lambda: (
+            f"fitted: coef_ {logit().fit(X, np.ones(40)).coef_.shape}; an error would reveal that a label is absent"
+        ),
+        Reported,
+        r"an error would reveal that a label is absent$",
     )
     add(
         e,
@@ -1940,7 +2063,7 @@ def _rows():
         "y label outside classes",
         lambda: logit(classes=[0, 1]).fit(X, 2 * Y01),
         V,
-        says("y holds a label outside classes=[0, 1]", "Got 2"),
+        says("y holds a label outside the declared classes=[0, 1]", "Got 2"),
     )
     add(
         e,
@@ -1977,10 +2100,8 @@ def _rows():
         V,
         says("'bounds_X' parameter of LogisticRegression", "finite bounds", "Got (-inf, 1)"),
     )
-    add(e, "X outside bounds_X (2 entries)", lambda: logistic_clipped(True), Reported, r"n_clipped_ = 2$")
-    add(
-        e, "X outside bounds_X, no intercept (2 entries)", lambda: logistic_clipped(False), Reported, r"n_clipped_ = 2$"
-    )
+    add(e, "X outside bounds_X (2 entries)", lambda: logistic_clipped(True), Reported, r"n_clipped = 2$")
+    add(e, "X outside bounds_X, no intercept (2 entries)", lambda: logistic_clipped(False), Reported, r"n_clipped = 2$")
     add(
         e,
         "max_iter = 0",
@@ -2083,30 +2204,21 @@ def _rows():
     # ---- the CLI ---------------------------------------------------------------------------
     CE = CLIExit
     e = "knorm demo"
-    for eps, got in (("0", "0.0"), ("-1", "-1.0"), ("inf", "inf"), ("nan", "nan")):
+    for eps in ("0", "-1", "inf", "nan", "abc"):
         add(
             e,
             f"--epsilon {eps}",
             lambda eps=eps: cli("demo", "--epsilon", eps, "--out", tmp("demo")),
             CE,
-            says("argument --epsilon", "range (0, inf)", f"Got {got}"),
+            says("argument --epsilon", "range (0, inf)", f"Got '{eps}'"),
         )
-    add(
-        e,
-        "--epsilon abc",
-        lambda: cli("demo", "--epsilon", "abc"),
-        CE,
-        says("argument --epsilon", "invalid float value: 'abc'"),
-    )
-    add(e, "--seed x", lambda: cli("demo", "--seed", "x"), CE, says("argument --seed", "invalid int value: 'x'"))
-    add(
-        e, "--seed -1", lambda: cli("demo", "--seed", "-1", "--out", tmp("demo")), (CE, T, V), r"(?s)(--seed|'rng').*-1"
-    )
+    add(e, "--seed x", lambda: cli("demo", "--seed", "x"), CE, says("argument --seed", "int >= 0", "Got 'x'"))
+    add(e, "--seed -1", lambda: cli("demo", "--seed", "-1", "--out", tmp("demo")), CE, says("--seed", "Got '-1'"))
     e = "knorm (no or unknown command)"
-    add(e, "no command", lambda: cli(), CE, says("the following arguments are required: command"))
-    add(e, "knorm bogus", lambda: cli("bogus"), CE, says("argument command: invalid choice: 'bogus'"))
+    add(e, "no command", lambda: cli(), CE, says("the following arguments are required: COMMAND"))
+    add(e, "knorm bogus", lambda: cli("bogus"), CE, says("argument COMMAND: invalid choice: 'bogus'"))
     e = "knorm reproduce"
-    add(e, "--jobs 0", lambda: cli("reproduce", "--jobs", "0"), CE, says("argument --jobs", "int >= 1", "Got 0"))
+    add(e, "--jobs 0", lambda: cli("reproduce", "--jobs", "0"), CE, says("argument --jobs", "int >= 1", "Got '0'"))
     add(
         e,
         "--data without --target",
@@ -2125,21 +2237,21 @@ def _rows():
         e,
         "realdata: --target not a column",
         lambda: realdata(good_csv(), "q"),
-        V,
+        CE,
         says("'target' parameter", "column of", "Got 'q'"),
     )
     add(
         e,
         "realdata: non-numeric target",
         lambda: realdata(text_target_csv()),
-        V,
+        CE,
         says("target column 'y' must be numeric", "such as 'a'"),
     )
     add(
         e,
         "realdata: --data file does not exist",
         lambda: realdata(tmp("nope.csv")),
-        FileNotFoundError,
+        CE,
         says("No such file", "nope.csv"),
     )
     add(
@@ -2177,7 +2289,7 @@ def _rows():
         "no --bounds at all",
         lambda: fit_linear(good_csv()),
         CE,
-        says("refusing to fit without declared bounds", "never taken from the data", "Missing --bounds for: x, z, y"),
+        says("refusing to run without declared bounds", "never taken from the data", "Missing --bounds for: x, z, y"),
     )
     add(
         e,
@@ -2204,22 +2316,22 @@ def _rows():
         e,
         "--bounds x=5:0 (inverted)",
         lambda: fit_linear(good_csv(), "--bounds", "x=5:0", "--bounds", "z=0:3", "--bounds", "y=0:1"),
-        V,
-        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 5.0 >= upper = 0.0"),
+        CE,
+        says("argument --bounds must have finite LOWER < UPPER", "Got 'x=5:0'"),
     )
     add(
         e,
         "--bounds x=0:0 (equal)",
         lambda: fit_linear(good_csv(), "--bounds", "x=0:0", "--bounds", "z=0:3", "--bounds", "y=0:1"),
-        V,
-        says("'bounds_X' parameter of LinearRegression", "lower < upper", "Got lower = 0.0 >= upper = 0.0"),
+        CE,
+        says("argument --bounds must have finite LOWER < UPPER", "Got 'x=0:0'"),
     )
     add(
         e,
         "--bounds x=0:inf",
         lambda: fit_linear(good_csv(), "--bounds", "x=0:inf", "--bounds", "z=0:3", "--bounds", "y=0:1"),
-        V,
-        says("'bounds_X' parameter of LinearRegression", "finite bounds", "inf"),
+        CE,
+        says("argument --bounds must have finite LOWER < UPPER", "Got 'x=0:inf'"),
     )
     add(
         e,
@@ -2228,21 +2340,14 @@ def _rows():
         CE,
         mentions("--bounds", "'w'"),
     )
-    for eps, got in (("0", "0.0"), ("nan", "nan"), ("-inf", "-inf")):
+    for eps in ("0", "nan", "-inf", "abc"):
         add(
             e,
             f"--epsilon={eps}",
             lambda eps=eps: cli("fit", "linear", good_csv(), "--target", "y", f"--epsilon={eps}", *BOUNDS_XZY),
             CE,
-            says("argument --epsilon", "range (0, inf)", f"Got {got}"),
+            says("argument --epsilon", "range (0, inf)", f"Got '{eps}'"),
         )
-    add(
-        e,
-        "--epsilon abc",
-        lambda: cli("fit", "linear", good_csv(), "--target", "y", "--epsilon", "abc"),
-        CE,
-        says("argument --epsilon", "invalid float value: 'abc'"),
-    )
     add(
         e,
         "--epsilon missing",
@@ -2255,7 +2360,7 @@ def _rows():
         "unknown model 'quadratic'",
         lambda: cli("fit", "quadratic", good_csv(), "--target", "y", "--epsilon", "1"),
         CE,
-        says("argument model: invalid choice: 'quadratic'"),
+        says("invalid choice: 'quadratic'"),
     )
     add(
         e,
@@ -2276,56 +2381,61 @@ def _rows():
         "CSV with missing values, no --drop-missing",
         lambda: fit_linear(missing_csv(), *BOUNDS_XZY),
         CE,
-        says("1 rows of", "have missing values", "--drop-missing"),
+        says("rows of", "have missing values", "--drop-missing", "add_remove"),
     )
     add(
         e,
         "CSV with missing values and --drop-missing",
-        lambda: line_with(fit_linear(missing_csv(), "--drop-missing", *BOUNDS_XZY), "dropped"),
+        lambda: line_with(
+            fit_linear(missing_csv(), "--drop-missing", "--neighbours", "add_remove", "--diagnostics", *BOUNDS_XZY),
+            "rows_dropped",
+        ),
         Reported,
-        r"dropped 1 rows with missing values \(--drop-missing\)$",
+        r"rows_dropped: 1$",
     )
     add(
         e,
         "data outside --bounds (1 entry)",
-        lambda: line_with(fit_linear(outside_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"), "clipped"),
+        lambda: line_with(
+            quiet(fit_linear, outside_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1", "--diagnostics"), "n_clipped"
+        ),
         Reported,
-        r"entries outside the declared bounds \(clipped\): 1 ",
+        r"n_clipped: 1$",
     )
     add(
         e,
         "non-numeric feature column",
         lambda: fit_linear(text_feature_csv(), *BOUNDS_XZY),
         CE,
-        says("columns ['z'] are not numeric"),
+        says("columns ['z'] of", "are not numeric"),
     )
     add(
         e,
         "CSV holding inf",
         lambda: fit_linear(inf_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"),
-        V,
-        says("Input X contains infinity"),
+        CE,
+        says("columns ['x'] of", "hold infinite values"),
     )
     add(
         e,
         "--data file does not exist",
         lambda: fit_linear(tmp("nope.csv"), "--bounds", "x=0:5", "--bounds", "y=0:1"),
-        FileNotFoundError,
-        says("No such file", "nope.csv"),
+        CE,
+        says("cannot read", "nope.csv", "no such file"),
     )
     add(
         e,
         "--seed -1",
         lambda: fit_linear(good_csv(), *BOUNDS_XZY, "--seed", "-1"),
-        V,
-        says("'random_state' parameter of LinearRegression", "Got -1"),
+        CE,
+        says("argument --seed", "int >= 0", "Got '-1'"),
     )
     add(
         e,
         "non-numeric target (linear)",
         lambda: fit_linear(text_target_csv(), "--bounds", "x=0:5", "--bounds", "y=0:1"),
-        (CE, T, V),
-        mentions("'y'", "Got", "'a'"),
+        CE,
+        says("columns ['y'] of", "are not numeric"),
     )
     add(
         e,
@@ -2343,20 +2453,20 @@ def _rows():
     )
 
     def logistic(*a):
-        return cli("fit", "logistic", good_csv(), "--target", "y", "--epsilon", "1", "--seed", "0", *BOUNDS_XZ, *a)
+        return cli("fit", "logistic", good_csv(), "--target", "y", "--classes", "0,1", "--epsilon", "1", *BOUNDS_XZ, *a)
 
     add(
         e,
         "--q 1.5 (logistic)",
         lambda: logistic("--q", "1.5"),
-        V,
+        CE,
         says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", "Got 1.5"),
     )
     add(
         e,
         "--q 0 (logistic)",
         lambda: logistic("--q", "0"),
-        V,
+        CE,
         says("'q' parameter of LogisticRegression", "range (0.0, 1.0)", "Got 0.0"),
     )
     add(e, "--q bad (logistic)", lambda: logistic("--q", "bad"), (CE, V), mentions("--q", "(0, 1)", "'bad'"))
@@ -2364,10 +2474,129 @@ def _rows():
         e,
         "target with 3 classes (logistic)",
         lambda: cli(
-            "fit", "logistic", good_csv(), "--target", "x", "--epsilon", "1", "--bounds", "z=0:3", "--bounds", "y=0:1"
+            "fit",
+            "logistic",
+            good_csv(),
+            "--target",
+            "x",
+            "--classes",
+            "0,1",
+            "--epsilon",
+            "1",
+            "--bounds",
+            "z=0:3",
+            "--bounds",
+            "y=0:1",
         ),
-        V,
-        says("Only binary classification is supported", "multiclass"),
+        CE,
+        says("y holds a label outside the declared classes=[0, 1]"),
+    )
+    e = "knorm release STATISTIC DATA.csv"
+
+    def rel(stat, *a):
+        return cli("release", stat, good_csv(), "--epsilon", "1", *a)
+
+    add(e, "no --bounds", lambda: rel("mean", "--column", "x"), CE, says("refusing to run without declared bounds"))
+    add(
+        e,
+        "--bounds x=5:1 (inverted)",
+        lambda: rel("mean", "--column", "x", "--bounds", "x=5:1"),
+        CE,
+        says("--bounds must have finite LOWER < UPPER", "Got 'x=5:1'"),
+    )
+    add(
+        e,
+        "--column not in the file",
+        lambda: rel("mean", "--column", "w", "--bounds", "w=0:1"),
+        CE,
+        says("'w' not among the columns of"),
+    )
+    add(
+        e,
+        "var of two columns",
+        lambda: rel("var", "--column", "x,z", "--bounds", "x=0:5", "--bounds", "z=0:3"),
+        CE,
+        says("knorm release var takes one column", "Got 2"),
+    )
+    add(
+        e,
+        "covariance of one column",
+        lambda: rel("covariance", "--column", "x", "--bounds", "x=0:5"),
+        CE,
+        says("two or more columns"),
+    )
+    add(
+        e,
+        "--bins not increasing",
+        lambda: rel("histogram", "--column", "x", "--bins", "0,3,2"),
+        CE,
+        says("--bins must be at least two finite, strictly increasing edges", "Got '0,3,2'"),
+    )
+    add(
+        e,
+        "count under replace-one neighbours",
+        lambda: rel("count", "--neighbours", "replace"),
+        CE,
+        says("count needs --neighbours add_remove"),
+    )
+    add(e, "count of a non-0/1 column", lambda: rel("count", "--column", "x"), CE, says("0/1 indicators"))
+    add(
+        e,
+        "CSV with missing values",
+        lambda: cli("release", "mean", missing_csv(), "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"),
+        CE,
+        says("have missing values", "--drop-missing"),
+    )
+    add(
+        e,
+        "--budget ledger that does not exist",
+        lambda: rel("mean", "--column", "x", "--bounds", "x=0:5", "--budget", tmp("none.sqlite")),
+        CE,
+        says("no privacy ledger at", "knorm budget create"),
+    )
+    add(
+        e,
+        "--budget ledger spent",
+        lambda: rel("mean", "--column", "x", "--bounds", "x=0:5", "--budget", ledger_file(0.5)),
+        CE,
+        says("Spending epsilon=1", "would exceed the total 0.5"),
+    )
+    add(
+        e,
+        "--alpha 1",
+        lambda: rel("mean", "--column", "x", "--bounds", "x=0:5", "--alpha", "1"),
+        CE,
+        says("argument --alpha", "range (0, 1)", "Got '1'"),
+    )
+    add(e, "unknown statistic", lambda: rel("median"), CE, says("invalid choice: 'median'"))
+    e = "knorm budget create|show|ledger PATH"
+    add(
+        e,
+        "create over an existing ledger",
+        lambda: cli("budget", "create", ledger_file(1.0), "--total", "2"),
+        CE,
+        says("exists already"),
+    )
+    add(
+        e,
+        "create with --total 0",
+        lambda: cli("budget", "create", tmp("b0.sqlite"), "--total", "0"),
+        CE,
+        says("argument --total", "range (0, inf)", "Got '0'"),
+    )
+    add(
+        e,
+        "show a missing ledger",
+        lambda: cli("budget", "show", tmp("missing.sqlite")),
+        CE,
+        says("no privacy ledger at", "knorm budget create"),
+    )
+    add(
+        e,
+        "ledger of a file that is not a ledger",
+        lambda: cli("budget", "ledger", csv("text.sqlite", "hello")),
+        CE,
+        says("is not a knorm privacy ledger"),
     )
     return rows
 

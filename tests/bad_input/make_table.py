@@ -81,7 +81,7 @@ def render(cases=CASES, findings=FINDINGS):
         ),
         (
             f"- **reported** ({n_rep} rows): the input is accepted on purpose but not silently: data outside the "
-            "declared bounds is clipped *and counted* (`n_clipped_`), rows with missing values are dropped *and "
+            "declared bounds is clipped *and counted* for the curator (`fit_diagnostics_.n_clipped`, never published), rows with missing values are dropped *and "
             "counted*. The test checks the count and, for clipping, that the result equals the one on pre-clipped "
             "data."
         ),

@@ -182,7 +182,13 @@ def read_table(path, columns, *, drop_missing=False):
         )
     if frame.empty:
         raise CLIError(f"{path} has no complete row in the columns used.")
-    return frame.astype(float), missing
+    frame = frame.astype(float)
+    infinite = [c for c in columns if not np.isfinite(frame[c]).all()]
+    if infinite:
+        raise CLIError(
+            f"columns {infinite} of {path} hold infinite values. Replace them (no value is dropped or clipped silently)."
+        )
+    return frame, missing
 
 
 def add_budget(parser):
