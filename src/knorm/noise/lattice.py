@@ -262,20 +262,66 @@ class RationalPolytope:
         return alive, run[alive]
 
     def gauge_numerator(self, k):
-        """The integer D ||k||_{K'} = max_i N_i . k of lattice points ``k`` (last axis d)."""
+        """Return the integer D ||k||_{K'} = max_i N_i . k of lattice points.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points, with entries small enough for N k to fit in int64.
+
+        Returns
+        -------
+        int64 or ndarray of int64
+            One numerator per point; ||k||_{K'} is it divided by :attr:`D`.
+        """
         return self._numerator(self._check_points(k, "RationalPolytope.gauge_numerator"))[()]
 
     def norm(self, k):
-        """||k||_{K'} as exact Fractions (an object array over the leading axes of ``k``)."""
+        """Return ||k||_{K'} exactly.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        ndarray of Fraction (object dtype)
+            One exact norm per point (at least 1-D).
+        """
         num = np.atleast_1d(self.gauge_numerator(k))
         return np.array([Fraction(int(v), self.D) for v in num.ravel()], dtype=object).reshape(num.shape)
 
     def contains(self, k):
-        """Whether each lattice point ``k`` lies in K' (N k <= D)."""
+        """Return whether each lattice point lies in K' (N k <= D).
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        bool or ndarray of bool
+            One flag per point.
+        """
         return self.gauge_numerator(k) <= self.D
 
     def rounding_slack(self, gammas):
-        """sup ||w||_{K'} over |w_j| <= gammas_j: max_i sum_j |N_ij| gammas_j / D, an exact Fraction."""
+        """Return sup ||w||_{K'} over the box |w_j| <= gammas_j, exactly.
+
+        Parameters
+        ----------
+        gammas : float or sequence of floats
+            Half-widths of the box, positive (read exactly).
+
+        Returns
+        -------
+        Fraction
+            The value max_i sum_j |N_ij| gammas_j / D: the norm of a vector w of
+            the box is max_i N_i . w / D, and each N_i . w peaks at the corner
+            sign(N_i) gammas.
+        """
         g = _gammas(gammas, self.dim, "RationalPolytope.rounding_slack")
         absn = np.abs(self.N)
         return (
@@ -375,6 +421,7 @@ def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30):
     Returns
     -------
     RationalPolytope
+        K', which contains the ball (in lattice units when ``axis_scale`` is given).
 
     Raises
     ------
@@ -589,8 +636,9 @@ class LatticeKNormNoise:
     >>> k3 = LatticeKNormNoise(k3_ball(), 1.0, axis_scale=2.0**-3)
     >>> k3.sampler, k3.sample(rng=1).shape
     ('polytope: rejection from l_inf', (3,))
-    >>> k3.rounding_slack(2.0**-3)  # sup of ||w||_K' over |w_j| <= 1/8: (1/8 + 1/8 + 1/8) / 4 + rounding
-    Fraction(...)
+    >>> slack = k3.rounding_slack(2.0**-3)  # max over |w_j| <= 1/8 of ||w||_K3 = (3/8) / 4, rounded outward
+    >>> type(slack).__name__, round(float(slack), 6)
+    ('Fraction', 0.09375)
     """
 
     def __init__(self, ball, rate, *, axis_scale=None):
@@ -813,18 +861,40 @@ class LatticeKNormNoise:
         return num, a_min / self._rho
 
     def norm(self, k):
-        """||k||_{K'} of lattice points ``k`` as exact Fractions (object array over the leading axes)."""
+        """Return ||k||_{K'} of lattice points exactly.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        ndarray of Fraction (object dtype)
+            One exact norm per point (at least 1-D).
+        """
         num, factor = self._gauge_parts(k)
         num = np.atleast_1d(num)
         return np.array([int(v) * factor for v in num.ravel()], dtype=object).reshape(num.shape)
 
     def unnormalised_logpmf(self, k):
-        """log of the unnormalised pmf, -effective_rate ||k||_{K'} (float); the normaliser is not computed."""
+        """Return the log of the unnormalised pmf, -effective_rate ||k||_{K'}.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        float or ndarray of float
+            The log pmf up to its additive log normaliser, which is not computed.
+        """
         num, factor = self._gauge_parts(k)
         return -float(self.effective_rate * factor) * np.asarray(num, dtype=float)
 
     def rounding_slack(self, gammas):
-        """sup ||w||_K over |w_j| <= gammas_j (statistic units), an exact Fraction.
+        """Return sup ||w||_K over |w_j| <= gammas_j (statistic units), exactly.
 
         Parameters
         ----------
@@ -835,7 +905,7 @@ class LatticeKNormNoise:
         Returns
         -------
         Fraction
-            l1: sum_j gamma_j / rho; l_inf: max_j gamma_j / rho; polytope:
+            For l1 sum_j gamma_j / rho, for l_inf max_j gamma_j / rho, for polytopes
             max_i sum_j |N_ij| gamma_j / (axis_scale_j D), the ball K' actually used
             (which contains K, so this bounds the slack of K too). The mechanism
             adds it to Delta (the rounding is covered by the triangle inequality).
