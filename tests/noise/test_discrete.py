@@ -267,3 +267,79 @@ def test_integers_only_wrapper_catches_floats():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# -- the dyadic fast path ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "x", [Fraction(1, 3), Fraction(17, 1024), Fraction(9, 2), Fraction(1000, 7), Fraction(5, 2**40)]
+)
+def test_exp_neg_floor_matches_decimal(x):
+    # floor(2^bits exp(-x)) against 120-digit Decimal arithmetic (independent of the series).
+    from decimal import ROUND_FLOOR, Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 120
+        for bits in (8, 40, 104, 200):
+            e = (-Decimal(x.numerator) / Decimal(x.denominator)).exp()
+            assert discrete._exp_neg_floor(x, bits) == int((Decimal(2) ** bits * e).to_integral_value(ROUND_FLOOR))
+    lo, hi = discrete._exp_neg_interval(x, 80)
+    assert lo <= discrete._exp_neg_floor(x, 80) <= hi
+
+
+def test_inversion_counts_match_brute_force():
+    table = discrete._GeometricTable(Fraction(3, 128))
+    words = np.random.default_rng(SEED).integers(0, 2**64, size=4000, dtype=np.uint64)
+    w = [int(v) >> 24 for v in words]
+    brute = [sum(1 for q in range(1, table.qstar + 1) if wi < table._T_int[q]) for wi in w]
+    assert table.count(words, np.random.default_rng(0)).tolist() == brute
+
+
+@pytest.mark.parametrize("beta, w_bits", [(Fraction(1, 3), 8), (Fraction(1, 50), 6)])
+def test_inversion_ties_and_restarts_are_exact(beta, w_bits):
+    # With 8- or 6-bit uniforms, ties W = T_q (resolved with more bits; with beta = 1/50
+    # several T_q share a value) and restarts beyond q* are frequent; the law must still
+    # be geometric. Chi-square on cells cut at deciles and a tail; failure rate ALPHA.
+    table = discrete._GeometricTable(beta, w_bits=w_bits, guide_bits=3, tail_bits=3)
+    T = table._T_int[1:]
+    if beta == Fraction(1, 50):
+        assert len(set(T)) < len(T)  # equal thresholds
+    rng = np.random.default_rng(SEED)
+    w = rng.integers(0, 2**64, size=4000, dtype=np.uint64) >> np.uint64(64 - w_bits)
+    assert np.isin(w, np.array(T, dtype=np.uint64)).sum() > 50  # the slow path is exercised
+    q = table.sample(30_000, rng)
+    b = float(beta)
+    edges = np.unique(np.floor(np.linspace(0, 5 / b, 31)).astype(np.int64))
+    counts = [np.count_nonzero((q >= lo) & (q < hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+    probs = [math.exp(-b * lo) - math.exp(-b * hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    counts.append(np.count_nonzero(q >= edges[-1]))
+    probs.append(math.exp(-b * edges[-1]))
+    assert chi2_pvalue(counts, probs) > ALPHA
+
+
+def test_fast_path_uniform_part_with_strong_tilt(monkeypatch):
+    # With one bit of A in the word (block rate up to 1/2), most draws go through the
+    # low-bit path, Algorithm 1's later rounds and redraws of R. G mod 2^j (= R) and
+    # G div 2^j (= Q) are checked separately against their exact laws; failure rate
+    # 2 ALPHA.
+    monkeypatch.setattr(discrete, "_BLOCK_RATE_BITS", 1)
+    monkeypatch.setattr(discrete, "_MAX_BLOCK_BITS", discrete._W_SHIFT - 2)
+    discrete._geometric_table.cache_clear()
+    s, tau = 3, 12
+    j = discrete._block_bits(s, tau)
+    assert j >= 5 and s << j > 1 << (tau - 2)  # a block rate above 1/4
+    g = discrete._geometric(s, 1 << tau, 60_000, np.random.default_rng(SEED))
+    rho = s / 2**tau
+    r, q = g % (1 << j), g >> j
+    edges = np.linspace(0, 1 << j, 17).astype(np.int64)
+    pr = np.exp(-rho * np.arange(1 << j))
+    probs = np.add.reduceat(pr / pr.sum(), edges[:-1])
+    assert chi2_pvalue(np.histogram(r, bins=edges)[0], probs) > ALPHA
+    assert chi2_pvalue(np.bincount(np.minimum(q, 12), minlength=13), geometric_pmf_cells(rho * 2**j, 12)) > ALPHA
+    discrete._geometric_table.cache_clear()
+
+
+def test_tilted_block_law():
+    # R on {0, ..., 15} with P(R = r) proportional to exp(-r / 16): Algorithm 1 with gamma up to 1.
+    r = discrete._tilted_block(1, 4, 4, 40_000, np.random.default_rng(SEED))
+    p = np.exp(-np.arange(16) / 16)
+    assert chi2_pvalue(np.bincount(r, minlength=16), p / p.sum()) > ALPHA

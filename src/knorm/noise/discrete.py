@@ -374,8 +374,9 @@ def _exp_neg_interval(x, prec):
     return lo_m >> (p - prec), -((-hi_m) >> (p - prec))
 
 
+@functools.lru_cache(maxsize=4096)
 def _exp_neg_floor(x, bits):
-    """floor(2^bits exp(-x)) exactly for a rational x >= 0.
+    """floor(2^bits exp(-x)) exactly for a rational x >= 0 (cached: ties reuse their digits).
 
     For x > 0, exp(-x) is irrational (Lindemann 1882), so 2^bits exp(-x) is not an
     integer and a fine enough bracket always decides its floor.
@@ -473,7 +474,7 @@ class _GeometricTable:
             tie = eq if tie is None else tie | eq
         if tie.any():  # probability about 2^-w_bits per draw
             for e in np.flatnonzero(tie):
-                q[e] = self._resolve_tie(int(w[e]), int(self.base[cell[e]]), rng)
+                q[e] = self._resolve_tie(int(w[e]), int(q[e]), rng)
         return q
 
     def sample(self, n, rng):
@@ -484,17 +485,33 @@ class _GeometricTable:
             q[tail] += self.sample(tail.size, rng)
         return q
 
-    def _resolve_tie(self, w, base, rng):
-        """Q for a draw whose first bits W equal some T_q: q - 1 + [U < exp(-beta q)], lazily."""
-        q = next(i for i in range(base + 1, self.qstar + 1) if self._T_int[i] == w)
-        x = self.beta * q
-        k = 1
-        while True:
-            digit = _exp_neg_floor(x, self.w_bits + 64 * k) & (2**64 - 1)
-            v = int(rng.integers(0, 2**64, dtype=np.uint64))
-            if v != digit:
-                return q - 1 + (v < digit)
-            k += 1
+    def _resolve_tie(self, w, count, rng):
+        """Q for a draw whose first bits W equal thresholds T_q, from more bits of U drawn lazily.
+
+        ``count`` is the vectorised count (thresholds strictly above W). With
+        U = (W + V) / 2^w_bits and q_1 < ... < q_m the indices with T_q = W, the
+        events U < exp(-beta q_i), i.e. V < frac(2^w_bits exp(-beta q_i)), are nested,
+        so Q = q_1 - 1 + #{i : V < frac(...)}: V is compared with each fraction in
+        turn, 64 bits at a time (the same bits for all), until they differ.
+        """
+        tied = [q for q in range(1, self.qstar + 1) if self._T_int[q] == w]
+        if not tied:  # W matched the zero padding beyond q*, not a threshold
+            return count
+        chunks = []
+        q = tied[0] - 1
+        for qi in tied:
+            x, k = self.beta * qi, 0
+            while True:
+                if k == len(chunks):
+                    chunks.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+                digit = _exp_neg_floor(x, self.w_bits + 64 * (k + 1)) & (2**64 - 1)
+                if chunks[k] != digit:
+                    break
+                k += 1
+            if chunks[k] > digit:  # U > exp(-beta qi)
+                return q
+            q = qi
+        return q
 
 
 @functools.lru_cache(maxsize=64)
