@@ -494,6 +494,30 @@ def _pilot_rng():
 
 
 # -- the lattice laws ---------------------------------------------------------------------
+def _box_coordinates(L, j2, rng):
+    """W_j uniform on {0, ..., 2L + 2j - 1} per row (j2 = 2j), as int64 of shape (len(L), d).
+
+    Lemire's multiply-and-reject on the 32-bit halves of uniform words when every
+    bound is at most 2^32 (the rare rejected words are redrawn by
+    :func:`knorm.noise.discrete._uniform_below`), numpy's bounded integers otherwise.
+    """
+    h = 2 * L[:, None] + j2
+    if not h.size or int(h.max()) > 1 << 32:
+        return discrete._uniform_below(h, rng)
+    hu = h.view(np.uint64)
+    m = rng.integers(0, 2**64, size=(h.size + 1) // 2, dtype=np.uint64).view(np.uint32)[: h.size].reshape(h.shape) * hu
+    w = (m >> np.uint64(32)).view(np.int64)
+    lo = m & np.uint64(0xFFFFFFFF)
+    if (lo < hu).any():  # only there can lo fall below 2^32 mod h: check and redraw those words
+        sus = np.nonzero(lo < hu)
+        hs = hu[sus]
+        bad = lo[sus] < (np.uint64(1 << 32) - hs) % hs
+        if bad.any():
+            rows, cols = sus[0][bad], sus[1][bad]
+            w[rows, cols] = discrete._uniform_below(h[rows, cols], rng)
+    return w
+
+
 def _linf_batch(d, s, t, n, rng):
     """n proposals of the l_inf latent sampler; returns the accepted (L, k).
 
@@ -507,11 +531,14 @@ def _linf_batch(d, s, t, n, rng):
     Ls, ks = [], []
     for start in range(0, n, rows):  # blocks of rows keep the (rows, d) temporaries small
         Lb = L[start : start + rows]
-        two_l = 2 * Lb[:, None]
-        w = discrete._uniform_below(two_l + j2, rng)
-        ok = np.flatnonzero((w <= two_l).all(axis=1))
-        Ls.append(Lb[ok])
-        ks.append(w[ok] - Lb[ok, None])
+        w = _box_coordinates(Lb, j2, rng)
+        w -= Lb[:, None]  # k_j = W_j - L, accepted iff every k_j <= L
+        out = w > Lb[:, None]
+        if out.any():
+            ok = ~out.any(axis=1)
+            Lb, w = Lb[ok], w[ok]
+        Ls.append(Lb)
+        ks.append(w)
     return np.concatenate(Ls), np.concatenate(ks)
 
 
@@ -789,12 +816,14 @@ class LatticeKNormNoise:
     def _draw(self, n, rng):
         d = self.dim
         if self.sampler.startswith("l1"):
+            rates = self._coord_rates
+            if len(set(rates)) == 1:  # one call for all n d coordinates
+                q = rates[0]
+                return discrete._discrete_laplace(q.numerator, q.denominator, n * d, rng).reshape(n, d)
             out = np.empty((n, d), dtype=np.int64)
-            rates = np.array(self._coord_rates, dtype=object)
-            for q in set(self._coord_rates):  # one call per distinct rate (all coordinates if equal)
-                cols = np.flatnonzero(rates == q)
-                draws = discrete._discrete_laplace(q.numerator, q.denominator, n * len(cols), rng)
-                out[:, cols] = draws.reshape(n, len(cols))
+            for q in set(rates):  # one call per distinct rate
+                cols = [j for j in range(d) if rates[j] == q]
+                out[:, cols] = discrete._discrete_laplace(q.numerator, q.denominator, n * len(cols), rng).reshape(n, -1)
             return out
         acc = self._check_acceptance()
         out = np.empty((n, d), dtype=np.int64)
