@@ -145,6 +145,15 @@ def test_uniform_below_is_uniform(high):
         assert chi2_pvalue(counts, sizes) > ALPHA
 
 
+def test_uniform_below_rejects_the_biased_words():
+    # h = 3 2^30: without Lemire's rejection, floor(3 x / 4) maps two 32-bit words to
+    # every value divisible by 3 and one to the others, so residues mod 3 would be
+    # (1/2, 1/4, 1/4) instead of uniform. Chi-square, failure rate ALPHA.
+    h = 3 * 2**30
+    u = discrete._uniform_below(np.full(60_000, h, dtype=np.int64), np.random.default_rng(SEED))
+    assert chi2_pvalue(np.bincount(u % 3, minlength=3), [1 / 3] * 3) > ALPHA
+
+
 def test_uniform_below_mixed_bounds():
     rng = np.random.default_rng(SEED)
     high = rng.integers(1, 12, size=(50_000, 3))
@@ -289,6 +298,9 @@ def test_exp_neg_floor_matches_decimal(x):
 def test_inversion_counts_match_brute_force():
     table = discrete._GeometricTable(Fraction(3, 128))
     words = np.random.default_rng(SEED).integers(0, 2**64, size=4000, dtype=np.uint64)
+    # Edge values of W: 0, the largest, and one above / below every threshold.
+    edges = [0, 2**40 - 1] + [t + e for t in table._T_int[1:] for e in (-1, 1)]
+    words = np.concatenate([words, np.array(edges, dtype=np.uint64) << np.uint64(24)])
     w = [int(v) >> 24 for v in words]
     brute = [sum(1 for q in range(1, table.qstar + 1) if wi < table._T_int[q]) for wi in w]
     assert table.count(words, np.random.default_rng(0)).tolist() == brute
