@@ -14,10 +14,11 @@ Three samplers, chosen by the ball:
 * Polytopes, given as or converted to a :class:`RationalPolytope`: exact
   rejection from the enclosing l_inf law.
 
-Rates are exact rationals (``fractions.Fraction``; a float is read exactly). A
-rate is rounded DOWN to the nearest fraction with a bounded denominator when its
-own is too large for the integer samplers: the noise is then slightly larger,
-so privacy still holds. ``effective_rate`` reports the rate actually used.
+Rates are exact rationals (``fractions.Fraction``; a float is read exactly). The
+fast exact samplers take dyadic rates s / 2^tau, so a rate is rounded DOWN to one
+(keeping about 40 significant bits) unless it already is: the noise is then
+slightly larger, so privacy still holds. ``effective_rate`` reports the rate
+actually used.
 
 References
 ----------
