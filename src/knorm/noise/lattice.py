@@ -1,0 +1,950 @@
+"""Exact K-norm laws on the integer lattice, and norm balls made rational.
+
+The law of this module is P(k) proportional to exp(-r ||k||_K) on Z^d, for a
+positive rational rate r and a norm ball K given in lattice units. It is what a
+mechanism adds to a statistic rounded to gamma Z^d (issue 13): every output is
+an int64 vector drawn with :mod:`knorm.noise.discrete`'s integer-only samplers,
+so no floating-point rounding can reveal the input (Mironov 2012).
+
+Three samplers, chosen by the ball:
+
+* l1 (``LpBall(p=1)``): a product of discrete Laplaces.
+* l_inf (``LpBall(p=inf)``): exact, through a latent radius (see
+  :class:`LatticeKNormNoise`, Notes).
+* Polytopes, given as or converted to a :class:`RationalPolytope`: exact
+  rejection from the enclosing l_inf law.
+
+Rates are exact rationals (``fractions.Fraction``; a float is read exactly). The
+fast exact samplers take dyadic rates s / 2^tau, so a rate is rounded DOWN to one
+(keeping about 40 significant bits) unless it already is: the noise is then
+slightly larger, so privacy still holds. ``effective_rate`` reports the rate
+actually used.
+
+References
+----------
+Awan & Slavkovic (2021), Section 2 (K-norm mechanisms, norm balls); Canonne,
+Kamath & Steinke (2020), arXiv:2004.00010 (exact discrete samplers); Mironov
+(2012), "On significance of the least significant bits for differential privacy".
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+from scipy.optimize import linprog
+
+from knorm._validation import check_count, check_rng, param_error
+from knorm.geometry import IntersectionBall, K2Ball, LpBall, NormBall, Polytope, RejectionStats, ScaledBall
+from knorm.noise import discrete
+from knorm.noise.discrete import INT64_MAX
+
+__all__ = ["LatticeKNormNoise", "RationalPolytope", "to_rational_polytope"]
+
+#: A sampler whose (pilot-estimated) acceptance is below this is refused.
+MIN_ACCEPTANCE = 1e-4
+# Significant bits kept when a rate is rounded down to a dyadic fraction s / 2^tau (the
+# fast exact samplers need power-of-two denominators), and the largest tau: a polytope's
+# proposal rate r c / D has denominator 2^(tau + 30), which must stay below 2^62.
+_RATE_BITS = 40
+_MAX_TAU = 62
+_MAX_TAU_POLYTOPE = 32
+# Pilot runs that estimate an acceptance: fixed seed, so the estimate (and a
+# refusal) is deterministic; more proposals while fewer than _PILOT_HITS accept.
+_PILOT_SEED = 0x1A77_1CE
+_PILOT_PROPOSALS = 1 << 12
+_PILOT_MAX_PROPOSALS = 1 << 17
+_PILOT_HITS = 200
+# A call to sample() gives up after this many times its expected number of proposals.
+_PROPOSAL_SLACK = 50
+# Directions on the half circle of K2Ball's outer polygon (each used with its opposite).
+_K2_DIRECTIONS = 64
+# Relative widening of a support value computed in binary64 (covers its rounding).
+_SUPPORT_WIDENING = Fraction(1e-12)
+# l1 balls are converted (2^d facets) only up to this dimension.
+_MAX_L1_FACET_DIM = 12
+# Relative and absolute padding of the LP box of a RationalPolytope (HiGHS's
+# tolerances are about 1e-9 relative on these exactly representable data).
+_BOX_PAD_REL = 1e-7
+_BOX_PAD_ABS = 1
+# Box coordinates of the l_inf sampler are drawn in blocks of about this many entries.
+_BOX_BLOCK = 1 << 14
+# Products N k are formed in int64 blocks of at most this many entries.
+_GAUGE_BLOCK = 1 << 20
+
+
+# -- exact rationals --------------------------------------------------------------
+def _fraction(value, name, owner, *, positive=True):
+    """``value`` (int, Fraction, or finite float, read exactly) as a positive Fraction."""
+    rule = "a positive finite rational (int, float or fractions.Fraction)"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise param_error(name, owner, rule, value, TypeError)
+    if isinstance(value, numbers.Rational):
+        frac = Fraction(int(value.numerator), int(value.denominator))
+    else:
+        value = float(value)
+        if not math.isfinite(value):
+            raise param_error(name, owner, rule, value)
+        frac = Fraction(value)
+    if positive and frac <= 0:
+        raise param_error(name, owner, rule, value)
+    return frac
+
+
+def _round_down(x, bits=_RATE_BITS, max_tau=_MAX_TAU):
+    """The dyadic fraction s / 2^tau <= x (x > 0) with s of about ``bits`` bits and tau <= max_tau.
+
+    x itself when it is already dyadic with tau <= max_tau; otherwise s = floor(x 2^tau)
+    with s >= 2^(bits - 1) unless tau is capped, a relative change below 2^(1 - bits).
+    """
+    den = x.denominator
+    if den & (den - 1) == 0 and den.bit_length() - 1 <= max_tau:
+        return x
+    # x 2^tau >= 2^(bits - 1) for tau = bits - (bitlength(num) - bitlength(den)).
+    tau = min(max_tau, bits - (x.numerator.bit_length() - den.bit_length()))
+    tau = max(tau, 0)
+    return Fraction(x.numerator * (1 << tau) // den, 1 << tau)
+
+
+def _check_axis_scale(axis_scale, dim, owner):
+    """A tuple of ``dim`` Fractions, each a positive power of two, or None."""
+    if axis_scale is None:
+        return None
+    rule = f"None or {dim} positive powers of two (floats)"
+    arr = np.atleast_1d(np.asarray(axis_scale, dtype=object))
+    if arr.ndim != 1 or len(arr) not in (1, dim):
+        raise param_error("axis_scale", owner, rule, axis_scale)
+    out = []
+    for v in arr:
+        f = _fraction(v, "axis_scale", owner)
+        if f.numerator & (f.numerator - 1) or f.denominator & (f.denominator - 1):
+            raise param_error("axis_scale", owner, rule, v)
+        out.append(f)
+    return tuple(out * dim if len(out) == 1 else out)
+
+
+# -- rational polytopes -------------------------------------------------------------
+class RationalPolytope:
+    """A symmetric polytope K' = {u : N u <= D} with an integer matrix N and a positive integer D.
+
+    The gauge of a lattice point, ||k||_{K'} = max_i N_i . k / D, is an exact
+    rational computed in int64.
+
+    Parameters
+    ----------
+    N : array_like of int, shape (m, d)
+        Integer rows; the opposite of every row is added if missing, zero rows
+        are dropped and repeated rows kept once.
+    D : int
+        Common positive denominator (at most 2^62).
+
+    Attributes
+    ----------
+    N : ndarray of int64, shape (m, d)
+        The rows, sorted and symmetric.
+    D : int
+        The denominator.
+    box : ndarray of int64, shape (d,)
+        Half-widths B with K' inside [-B, B] (linear programs, rounded up and padded).
+    dim : int
+        Dimension d.
+
+    Raises
+    ------
+    NotANormBallError
+        If K' is unbounded.
+
+    Notes
+    -----
+    The box comes from d linear programs max u_j over K' = {u : (N / D) u <= 1}
+    (HiGHS; max -u_j is the same by symmetry); the optimum is rounded up after a
+    relative padding of 1e-7 and one more unit, far above the solver's tolerance.
+
+    References
+    ----------
+    Awan & Slavkovic (2021), Section 2 (norm balls).
+
+    Examples
+    --------
+    >>> P = RationalPolytope([[1, 1], [1, -1]], 4)  # the l1 ball of radius 4
+    >>> P.box.tolist(), int(P.gauge_numerator([3, -1])), P.D
+    ([5, 5], 4, 4)
+    >>> P.norm([3, -1]).tolist()
+    [Fraction(1, 1)]
+    """
+
+    def __init__(self, N, D):
+        owner = "RationalPolytope"
+        try:
+            arr = np.asarray(N)
+        except (TypeError, ValueError) as err:
+            raise param_error("N", owner, "a 2-D array of ints", N, TypeError) from err
+        if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+            raise param_error("N", owner, "a 2-D array of ints with at least one row", N)
+        arr = discrete._check_int_array(arr, "N", owner, -INT64_MAX)
+        self.D = discrete._check_int(D, "D", owner, 1, 2**62)
+        arr = arr[np.any(arr != 0, axis=1)]
+        arr = np.unique(np.vstack([arr, -arr]), axis=0)
+        if not len(arr):
+            raise _not_a_ball("every row of N is zero, so K' is all of R^d")
+        self.N = arr
+        self.dim = arr.shape[1]
+        self._row_l1 = int(np.abs(arr).sum(axis=1).max())
+        self.box = self._lp_box()
+        # Row blocks of 16, 64, 256, ... rows (transposed), in a fixed shuffled order, for early rejection.
+        order = np.random.default_rng(len(arr)).permutation(len(arr))
+        self._blocks, start, size = [], 0, 16
+        while start < len(arr):
+            self._blocks.append(arr[order[start : start + size]].T.copy())
+            start, size = start + size, 4 * size
+
+    def _lp_box(self):
+        d = self.dim
+        A = self.N / self.D  # the same set, well scaled for the solver: {u : (N / D) u <= 1}
+        b = np.ones(len(A))
+        box = np.zeros(d, dtype=np.int64)
+        for j in range(d):
+            cost = np.zeros(d)
+            cost[j] = -1.0  # by symmetry max u_j = max -u_j
+            for method in ("highs", "highs-ipm"):
+                res = linprog(cost, A_ub=A, b_ub=b, bounds=(None, None), method=method)
+                if res.status in (0, 2, 3):
+                    break
+            if res.status in (2, 3):
+                raise _not_a_ball(f"maximizing u[{j}] over K' is unbounded")
+            if res.status != 0:
+                raise RuntimeError(f"RationalPolytope: linprog failed while bounding u[{j}]: {res.message}")
+            box[j] = math.floor(-res.fun * (1 + _BOX_PAD_REL)) + _BOX_PAD_ABS
+        return box
+
+    def _check_points(self, k, owner):
+        k = discrete._check_int_array(k, "k", owner, -INT64_MAX)
+        if k.ndim == 0 or k.shape[-1] != self.dim:
+            raise ValueError(
+                f"The 'k' parameter of {owner} must have last axis of length {self.dim}. Got shape {k.shape} instead."
+            )
+        # Every N_i . k is then within int64: |N_i . k| <= ||N_i||_1 ||k||_inf.
+        if k.size and int(np.abs(k).max()) > INT64_MAX // self._row_l1:
+            raise ValueError(
+                f"The 'k' parameter of {owner} must have entries of absolute value at most "
+                f"{INT64_MAX // self._row_l1} (so that N k fits in int64). Got {int(np.abs(k).max())} instead."
+            )
+        return k
+
+    def _numerator(self, k):
+        """max_i N_i . k for checked int64 rows k (shape (..., d)), block by block."""
+        flat = k.reshape(-1, self.dim)
+        out = np.empty(len(flat), dtype=np.int64)
+        step = max(1, _GAUGE_BLOCK // len(self.N))
+        Nt = self.N.T.copy()
+        for s in range(0, len(flat), step):
+            np.max(flat[s : s + step] @ Nt, axis=1, out=out[s : s + step])
+        return out.reshape(k.shape[:-1])
+
+    def _numerator_below(self, k, limit):
+        """(alive, num): the rows of ``k`` with max_i N_i . k < limit, and that maximum for them.
+
+        Rows of N are tried in growing blocks, in a fixed shuffled order, and a point
+        leaves as soon as one row reaches its limit (most rejected proposals do so in
+        the first block).
+        """
+        alive = np.arange(len(k))
+        run = np.full(len(k), np.iinfo(np.int64).min)
+        for rows in self._blocks:
+            v = (k[alive] @ rows).max(axis=1)
+            np.maximum(run[alive], v, out=v)
+            keep = v < limit[alive]
+            alive = alive[keep]
+            run[alive] = v[keep]
+            if not alive.size:
+                break
+        return alive, run[alive]
+
+    def gauge_numerator(self, k):
+        """Return the integer D ||k||_{K'} = max_i N_i . k of lattice points.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points, with entries small enough for N k to fit in int64.
+
+        Returns
+        -------
+        int64 or ndarray of int64
+            One numerator per point; ||k||_{K'} is it divided by :attr:`D`.
+        """
+        return self._numerator(self._check_points(k, "RationalPolytope.gauge_numerator"))[()]
+
+    def norm(self, k):
+        """Return ||k||_{K'} exactly.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        ndarray of Fraction (object dtype)
+            One exact norm per point (at least 1-D).
+        """
+        num = np.atleast_1d(self.gauge_numerator(k))
+        return np.array([Fraction(int(v), self.D) for v in num.ravel()], dtype=object).reshape(num.shape)
+
+    def contains(self, k):
+        """Return whether each lattice point lies in K' (N k <= D).
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        bool or ndarray of bool
+            One flag per point.
+        """
+        return self.gauge_numerator(k) <= self.D
+
+    def rounding_slack(self, gammas):
+        """Return sup ||w||_{K'} over the box |w_j| <= gammas_j, exactly.
+
+        Parameters
+        ----------
+        gammas : float or sequence of floats
+            Half-widths of the box, positive (read exactly).
+
+        Returns
+        -------
+        Fraction
+            The value max_i sum_j |N_ij| gammas_j / D: the norm of a vector w of
+            the box is max_i N_i . w / D, and each N_i . w peaks at the corner
+            sign(N_i) gammas.
+        """
+        g = _gammas(gammas, self.dim, "RationalPolytope.rounding_slack")
+        absn = np.abs(self.N)
+        return (
+            max(sum((int(absn[i, j]) * g[j] for j in range(self.dim)), Fraction(0)) for i in range(len(absn))) / self.D
+        )
+
+    def __repr__(self):
+        return f"RationalPolytope(dim={self.dim}, {len(self.N)} rows, D=2^{math.log2(self.D):g})"
+
+
+def _not_a_ball(why):
+    from knorm.geometry import NotANormBallError
+
+    return NotANormBallError(f"RationalPolytope: the set is not a norm ball because {why}.")
+
+
+def _gammas(gammas, dim, owner):
+    arr = np.atleast_1d(np.asarray(gammas, dtype=object))
+    if arr.ndim != 1 or len(arr) not in (1, dim):
+        raise param_error("gammas", owner, f"a positive float or {dim} positive floats", gammas)
+    out = [_fraction(v, "gammas", owner) for v in arr]
+    return out * dim if len(out) == 1 else out
+
+
+# -- conversion of balls --------------------------------------------------------------
+def _halfspaces(ball, owner):
+    """Rows (c_i, h_i) with K inside every {u : c_i . u <= h_i}, and a certified box of K.
+
+    c_i are float vectors (exact dyadic rationals), h_i positive Fractions, the box
+    a float array of half-widths.
+    """
+    if isinstance(ball, ScaledBall):
+        rows, box = _halfspaces(ball.base, owner)
+        f = Fraction(ball.factor)
+        return [(c, h * f) for c, h in rows], box * ball.factor
+    if isinstance(ball, Polytope):
+        hs = ball.halfspaces
+        if hs is None:
+            raise ValueError(
+                f"{owner} cannot convert {ball!r}: its facets are unknown (a Polytope.from_points above "
+                "max_qhull_dim); build it with Polytope.from_halfspaces or a larger max_qhull_dim."
+            )
+        G, _ = hs
+        return [(g, Fraction(1)) for g in G], ball.bounding_box()
+    if isinstance(ball, LpBall):
+        d, rho = ball.dim, Fraction(ball.radius)
+        if math.isinf(ball.p):
+            eye = np.eye(d)
+            return [(s * e, rho) for e in eye for s in (1.0, -1.0)], ball.bounding_box()
+        if ball.p == 1 and d <= _MAX_L1_FACET_DIM:
+            signs = np.array(np.meshgrid(*([[-1.0, 1.0]] * d), indexing="ij")).reshape(d, -1).T
+            return [(s, rho) for s in signs], ball.bounding_box()
+        what = f"an l1 ball in dimension {d} > {_MAX_L1_FACET_DIM} (2^d facets)" if ball.p == 1 else f"{ball!r}"
+        raise ValueError(
+            f"{owner} cannot convert {what}: only polytopes have an exact rational form; use the "
+            "continuous KNormNoise, or LatticeKNormNoise directly on an l1 / l_inf LpBall."
+        )
+    if isinstance(ball, K2Ball):
+        theta = np.pi * np.arange(_K2_DIRECTIONS) / _K2_DIRECTIONS
+        dirs = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+        dirs[_K2_DIRECTIONS // 2] = (0.0, 1.0)  # exact axis directions
+        dirs = np.vstack([dirs, -dirs])
+        h = ball.support(dirs)
+        return [(c, Fraction(float(v)) * (1 + _SUPPORT_WIDENING)) for c, v in zip(dirs, h)], ball.bounding_box()
+    if isinstance(ball, IntersectionBall):
+        rows = []
+        for idx, sub in ball.constraints:
+            sub_rows, _ = _halfspaces(sub, owner)
+            for c, h in sub_rows:
+                full = np.zeros(ball.dim)
+                full[idx] = c
+                rows.append((full, h))
+        return rows, ball.bounding_box()
+    raise ValueError(
+        f"{owner} cannot convert {ball!r}: only Polytope, ScaledBall, K2Ball, IntersectionBall of those, and "
+        "l1 / l_inf LpBall have an exact rational outer polytope; use the continuous KNormNoise."
+    )
+
+
+def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30):
+    """Round a norm ball outward to a :class:`RationalPolytope` K' that contains it.
+
+    Parameters
+    ----------
+    ball : NormBall
+        A :class:`~knorm.geometry.Polytope` (with known facets), a
+        :class:`~knorm.geometry.ScaledBall` of a convertible ball, a
+        :class:`~knorm.geometry.K2Ball`, an :class:`~knorm.geometry.IntersectionBall`
+        of convertible balls, or an l_inf (any dimension) or l1 (dimension <= 12)
+        :class:`~knorm.geometry.LpBall`.
+    axis_scale : float or sequence of floats, optional
+        Lattice spacings gamma_j, positive powers of two: K' is then the ball in
+        lattice units, {k : diag(gamma) k in K}.
+    denominator_bits : int, default 30
+        D = 2^denominator_bits (at most 2^62).
+
+    Returns
+    -------
+    RationalPolytope
+        K', which contains the ball (in lattice units when ``axis_scale`` is given).
+
+    Raises
+    ------
+    ValueError
+        If the ball cannot be converted (continuous l2 / l_p balls, oracle balls,
+        polytopes without facets), or D is too small for its box.
+
+    Notes
+    -----
+    Write K = {u : g_i . u <= 1} with rows g_i (in lattice units) and let b be a
+    certified box of K (the ball's own ``bounding_box``), beta = ||b||_1 < D.
+    Rows are rounded toward zero: N_i = trunc((D - beta) g_i), so |N_ij - (D - beta)
+    g_ij| < 1 and, for u in K,
+    N_i . u <= (D - beta) g_i . u + sum_j |u_j| <= (D - beta) + beta = D.
+    This is the outward rounding N = floor(D G / (1 + delta)) with
+    delta = beta / (D - beta); rounding toward zero keeps N_{-i} = -N_i, so K' is
+    symmetric. Hence K is inside K' and every gauge shrinks:
+    ||u||_{K'} <= ||u||_K, so Delta_{K'} <= Delta_K and a certified K-sensitivity
+    stays valid for K'.
+
+    K2Ball becomes the outer polygon of its tangent lines c . u <= h(c) for 128
+    directions c (64 on a half circle, with their opposites), where h is its exact
+    support function widened by a relative 1e-12 to cover binary64 rounding.
+
+    References
+    ----------
+    Awan & Slavkovic (2021), Section 2 (norm balls, support functions) and
+    Section 5.1 (K_2, K_3); ERRATA.md item 3 (K_2).
+
+    Examples
+    --------
+    >>> from knorm.geometry import k3_ball
+    >>> P = to_rational_polytope(k3_ball(), axis_scale=2.0**-4)
+    >>> P.dim, len(P.N), P.box.tolist()
+    (3, 14, [33, 33, 33])
+    >>> bool(P.contains([32, 32, 0])), bool(P.contains([32, 32, 1]))  # a vertex of K_3, in lattice units
+    (True, False)
+    """
+    owner = "to_rational_polytope"
+    if not isinstance(ball, NormBall):
+        raise TypeError(f"The 'ball' parameter of {owner} must be a NormBall. Got {type(ball).__name__} instead.")
+    bits = discrete._check_int(denominator_bits, "denominator_bits", owner, 1, 62)
+    scale = _check_axis_scale(axis_scale, ball.dim, owner)
+    rows, box = _halfspaces(ball, owner)
+    d = ball.dim
+    scale = scale or (Fraction(1),) * d
+    beta = sum((Fraction(float(b)) / a for b, a in zip(box, scale)), Fraction(0))
+    D = 2**bits
+    if beta >= D / 2:
+        raise ValueError(
+            f"The 'denominator_bits' parameter of {owner} must leave D = 2^bits above twice the l1 size "
+            f"of the ball's box in lattice units ({float(beta):.4g}). Got {bits} instead."
+        )
+    factor = D - beta
+    N = np.zeros((len(rows), d), dtype=object)
+    for i, (c, h) in enumerate(rows):
+        for j in np.flatnonzero(c):
+            N[i, j] = math.trunc(factor * Fraction(float(c[j])) * scale[j] / h)
+    if max((abs(int(v)) for v in N.ravel()), default=0) > 2**62 // d:
+        raise ValueError(
+            f"{owner}: the rounded rows exceed the int64 budget 2^62 / d; use fewer denominator_bits or a "
+            "coarser axis_scale."
+        )
+    return RationalPolytope(N.astype(np.int64), D)
+
+
+def _pilot_rng():
+    """The Generator of pilot runs (a fixed seed, so acceptance estimates and refusals are deterministic)."""
+    return np.random.default_rng(_PILOT_SEED)
+
+
+# -- the lattice laws ---------------------------------------------------------------------
+def _box_coordinates(L, j2, rng):
+    """W_j uniform on {0, ..., 2L + 2j - 1} per row (j2 = 2j), as int64 of shape (len(L), d).
+
+    Lemire's multiply-and-reject on the 32-bit halves of uniform words when every
+    bound is at most 2^32 (the rare rejected words are redrawn by
+    :func:`knorm.noise.discrete._uniform_below`), numpy's bounded integers otherwise.
+    """
+    h = 2 * L[:, None] + j2
+    if not h.size or int(h.max()) > 1 << 32:
+        return discrete._uniform_below(h, rng)
+    hu = h.view(np.uint64)
+    m = rng.integers(0, 2**64, size=(h.size + 1) // 2, dtype=np.uint64).view(np.uint32)[: h.size].reshape(h.shape) * hu
+    w = (m >> np.uint64(32)).view(np.int64)
+    lo = m & np.uint64(0xFFFFFFFF)
+    if (lo < hu).any():  # only there can lo fall below 2^32 mod h: check and redraw those words
+        sus = np.nonzero(lo < hu)
+        hs = hu[sus]
+        bad = lo[sus] < (np.uint64(1 << 32) - hs) % hs
+        if bad.any():
+            rows, cols = sus[0][bad], sus[1][bad]
+            w[rows, cols] = discrete._uniform_below(h[rows, cols], rng)
+    return w
+
+
+def _linf_batch(d, s, t, n, rng):
+    """n proposals of the l_inf latent sampler; returns the accepted (L, k).
+
+    L ~ NegativeBinomial(d + 1, q = exp(-s/t)) as a sum of d + 1 exact geometrics,
+    W_j uniform on {0, ..., 2L + 2j - 1}; accepted iff every W_j <= 2L, with
+    k_j = W_j - L (:class:`LatticeKNormNoise`, Notes).
+    """
+    L = discrete._geometric(s, t, n * (d + 1), rng).reshape(n, d + 1).sum(axis=1)
+    j2 = 2 * np.arange(1, d + 1, dtype=np.int64)
+    rows = max(1, _BOX_BLOCK // d)
+    Ls, ks = [], []
+    for start in range(0, n, rows):  # blocks of rows keep the (rows, d) temporaries small
+        Lb = L[start : start + rows]
+        w = _box_coordinates(Lb, j2, rng)
+        w -= Lb[:, None]  # k_j = W_j - L, accepted iff every k_j <= L
+        out = w > Lb[:, None]
+        if out.any():
+            ok = ~out.any(axis=1)
+            Lb, w = Lb[ok], w[ok]
+        Ls.append(Lb)
+        ks.append(w)
+    return np.concatenate(Ls), np.concatenate(ks)
+
+
+def _linf_latent(d, s, t, n, rng):
+    """n exact draws (L, k) with P(L, k) proportional to q^L 1{||k||_inf <= L}, q = exp(-s/t)."""
+    L_out = np.empty(n, dtype=np.int64)
+    k_out = np.empty((n, d), dtype=np.int64)
+    have = proposed = 0
+    while have < n:
+        rate = have / proposed if have else 0.5
+        batch = int(min(max(64, 1.1 * (n - have) / rate), max(64, (1 << 22) // (d + 1))))
+        L, k = _linf_batch(d, s, t, batch, rng)
+        proposed += batch
+        take = min(len(L), n - have)
+        L_out[have : have + take] = L[:take]
+        k_out[have : have + take] = k[:take]
+        have += take
+    return L_out, k_out
+
+
+class LatticeKNormNoise:
+    """The lattice K-norm law P(k) proportional to exp(-r ||k||_K) on Z^d, sampled exactly.
+
+    Parameters
+    ----------
+    ball : NormBall or RationalPolytope
+        The unit ball K (in the statistic's units; see ``axis_scale``). An l1 or
+        l_inf :class:`~knorm.geometry.LpBall` (or a ScaledBall of one) gets a
+        dedicated sampler; any other ball is converted by
+        :func:`to_rational_polytope` and sampled by rejection.
+    rate : int, float or Fraction
+        The rate r > 0 per unit of ||k||_K, e.g. eps / Delta~ for a mechanism;
+        read as an exact rational.
+    axis_scale : float or sequence of floats, optional
+        Lattice spacings gamma_j (positive powers of two). The law is then on
+        lattice units k: P(k) proportional to exp(-r ||diag(gamma) k||_K), i.e. the
+        ball K' = diag(1/gamma) K.
+
+    Attributes
+    ----------
+    dim : int
+        Dimension d.
+    sampler : str
+        ``"l1: discrete Laplace"``, ``"l_inf: latent radius"`` or
+        ``"polytope: rejection from l_inf"``.
+    effective_rate : Fraction
+        The rate actually sampled, at most ``rate`` (rounded down to a dyadic
+        fraction when needed; see Notes).
+    polytope : RationalPolytope or None
+        K' for the polytope sampler.
+    sampler_stats : RejectionStats
+        Proposals and acceptances of the outer rejection step so far.
+
+    Raises
+    ------
+    TypeError
+        If ``ball`` is not a NormBall or RationalPolytope.
+    ValueError
+        If ``rate`` or ``axis_scale`` is invalid or the ball cannot be converted.
+
+    Notes
+    -----
+    **l1** (K = rho B_1): exp(-r sum_j gamma_j |k_j| / rho) is a product of
+    discrete Laplaces of rates r gamma_j / rho (:func:`~knorm.noise.discrete.discrete_laplace`).
+
+    **l_inf** (K = rho B_inf, equal spacings gamma): with rate a = r gamma / rho in
+    lattice units and q = e^{-a}, q^M = (1 - q) sum_{L >= M} q^L, so the pair
+    (k, L) with P(k, L) proportional to q^L 1{||k||_inf <= L} has marginal
+    P(k) proportional to q^{||k||_inf}. Summing k out, P(L) is proportional to
+    (2L + 1)^d q^L, and given L the coordinates of k are independent and uniform
+    on {-L, ..., L}. L is drawn by rejection from the negative binomial
+    P(L) = C(L + d, d) (1 - q)^{d+1} q^L (a sum of d + 1 exact geometrics): the
+    ratio (2L + 1)^d / C(L + d, d) = 2^d d! prod_{j=1..d} (2L + 1) / (2L + 2j)
+    increases to 2^d d!, so L is accepted with probability
+    prod_j (2L + 1) / (2L + 2j). That product is realised by d uniform integers
+    W_j on {0, ..., 2L + 2j - 1}: L is accepted iff every W_j <= 2L, and then
+    k_j = W_j - L is uniform on {-L, ..., L}, independently, as required. The
+    issue asked for "the exact law of the lattice radius, then a uniform lattice
+    point"; this is the same law with the radius L of a uniform box point as the
+    latent variable (L is not ||k||_inf, but k given L is uniform on the box of
+    radius L, and the marginal of k is exact). The acceptance is about
+    exp(-d a / 2) when 1/a is large (0.95 at d = 100, a = 1e-3) and drops to
+    1 / (2^d d!) as a grows (L = 0 most of the time); ``expected_acceptance``
+    gives it for the parameters at hand.
+
+    **Polytopes** K' = {u : N u <= D} (lattice units) with certified box B and
+    c = floor(D / max B): the proposal is the l_inf law of rate r0 = r c / D
+    (<= r / max B) together with its latent L, and k is accepted with probability
+    exp(-(r ||k||_{K'} - r0 ||k||_inf)), which is in (0, 1] because
+    ||k||_inf <= max B ||k||_{K'}. That Bernoulli is realised without a real
+    exponent: with n(k) = D ||k||_{K'} and i drawn on {0, ..., c - 1} with
+    P(i) proportional to exp(-r i / D), accept iff n(k) <= c L + i. Given k, L is
+    ||k||_inf plus a geometric of rate r0 (memorylessness), so c L + i is
+    c ||k||_inf plus a geometric of rate r / D, which is >= n(k) with probability
+    exp(-(r / D)(n(k) - c ||k||_inf)), exactly the acceptance above. The
+    acceptance is about vol(K') / vol([-B, B]^d); a pilot run estimates it and the
+    sampler refuses (naming the continuous alternative) below 1e-4.
+
+    The fast exact samplers need dyadic rates s / 2^tau (:mod:`knorm.noise.discrete`),
+    so a rate that is not already one is rounded DOWN to the dyadic fraction with
+    about 40 significant bits (relative change below 2^-39; for polytopes tau <= 32,
+    a relative change below 2^-31 for rates above 1/2): the noise is never smaller
+    than requested, so privacy still holds. ``effective_rate`` is the rate used.
+
+    References
+    ----------
+    Awan & Slavkovic (2021), Section 2 (K-norm mechanism) and appendix
+    "Implementing K-Norm Mechanisms" (the continuous l_inf sampler whose latent
+    form this mirrors; ERRATA.md item 4); Canonne, Kamath & Steinke (2020),
+    arXiv:2004.00010 (exact discrete Laplace and Bernoulli samplers).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from knorm.geometry import LpBall, k3_ball
+    >>> noise = LatticeKNormNoise(LpBall(3, p=float("inf")), Fraction(1, 2))
+    >>> noise.sampler
+    'l_inf: latent radius'
+    >>> k = noise.sample(5, rng=0)
+    >>> k.shape, k.dtype
+    ((5, 3), dtype('int64'))
+    >>> k3 = LatticeKNormNoise(k3_ball(), 1.0, axis_scale=2.0**-3)
+    >>> k3.sampler, k3.sample(rng=1).shape
+    ('polytope: rejection from l_inf', (3,))
+    >>> slack = k3.rounding_slack(2.0**-3)  # max over |w_j| <= 1/8 of ||w||_K3 = (3/8) / 4, rounded outward
+    >>> type(slack).__name__, round(float(slack), 6)
+    ('Fraction', 0.09375)
+    """
+
+    def __init__(self, ball, rate, *, axis_scale=None):
+        owner = "LatticeKNormNoise"
+        if not isinstance(ball, (NormBall, RationalPolytope)):
+            raise TypeError(
+                f"The 'ball' parameter of {owner} must be a NormBall or a RationalPolytope. "
+                f"Got {type(ball).__name__} instead."
+            )
+        self.ball = ball
+        self.rate = _fraction(rate, "rate", owner)
+        self.dim = ball.dim
+        self.axis_scale = _check_axis_scale(axis_scale, self.dim, owner)
+        self.sampler_stats = RejectionStats()
+        self.polytope = None
+        self._expected = None
+        scale = self.axis_scale or (Fraction(1),) * self.dim
+        base, factor = (ball.base, Fraction(ball.factor)) if isinstance(ball, ScaledBall) else (ball, Fraction(1))
+        lp = isinstance(base, LpBall) and (base.p == 1 or (math.isinf(base.p) and len(set(scale)) == 1))
+        if lp:
+            rho = Fraction(base.radius) * factor
+            self._rho = rho
+            a_min = min(scale)
+            # Per-unit rate of the smallest spacing, rounded down; others are exact power-of-two multiples.
+            unit = _round_down(self.rate * a_min / rho)
+            self.effective_rate = unit * rho / a_min
+            if base.p == 1:
+                self.sampler = "l1: discrete Laplace"
+                self._coord_rates = [unit * (a / a_min) for a in scale]
+                self._expected = 1.0
+            else:
+                self.sampler = "l_inf: latent radius"
+                self._unit = unit
+        else:
+            P = ball if isinstance(ball, RationalPolytope) else to_rational_polytope(ball, axis_scale=axis_scale)
+            if isinstance(ball, RationalPolytope) and axis_scale is not None:
+                raise ValueError(
+                    f"The 'axis_scale' parameter of {owner} must be None for a RationalPolytope (already in "
+                    f"lattice units). Got {axis_scale!r} instead."
+                )
+            self.polytope = P
+            self.sampler = "polytope: rejection from l_inf"
+            self.effective_rate = _round_down(self.rate, max_tau=_MAX_TAU_POLYTOPE)
+            self._c = P.D // int(P.box.max())
+            if self._c < 1:
+                raise ValueError(f"{owner}: the polytope's box exceeds its denominator D; use more denominator_bits.")
+            self._r0 = self.effective_rate * self._c / P.D
+            r = self.effective_rate
+            if r.numerator * self._c > INT64_MAX or r.denominator * P.D > INT64_MAX:
+                raise ValueError(
+                    f"The 'rate' parameter of {owner} is too large for the polytope's denominator D "
+                    f"(r c and D / r must stay in int64). Got {self.rate} instead."
+                )
+        self._check_rates()
+
+    def _check_rates(self):
+        rates = []
+        if self.sampler.startswith("l1"):
+            rates = self._coord_rates
+        elif self.sampler.startswith("l_inf"):
+            rates = [self._unit]
+        else:
+            rates = [self._r0]
+        for q in rates:
+            if q.numerator > discrete.MAX_S or q.denominator > discrete.MAX_T or q.denominator > q.numerator << 40:
+                raise ValueError(
+                    f"The 'rate' parameter of LatticeKNormNoise gives a per-lattice-unit rate {float(q):.3g} "
+                    "outside [2^-40, 2^62]; choose a coarser or finer axis_scale."
+                )
+
+    # -- acceptance ------------------------------------------------------------
+    @property
+    def acceptance_rate(self):
+        """Fraction of proposals accepted so far by the outer rejection step (nan before any)."""
+        return self.sampler_stats.acceptance_rate
+
+    @property
+    def expected_acceptance(self):
+        """Acceptance of the outer rejection step: 1 for l1, a pilot estimate otherwise (cached).
+
+        The pilot uses a fixed seed and at least 4096 proposals (up to 131072
+        while fewer than 200 are accepted); it is an estimate from sampling.
+        """
+        if self._expected is None:
+            stats = RejectionStats()
+            rng = _pilot_rng()
+            n = _PILOT_PROPOSALS
+            while True:
+                self._propose(n, rng, stats, pilot=True)
+                if stats.accepted >= _PILOT_HITS or stats.proposed >= _PILOT_MAX_PROPOSALS:
+                    break
+                n = min(stats.proposed, _PILOT_MAX_PROPOSALS - stats.proposed)
+            self._expected = stats.acceptance_rate
+        return self._expected
+
+    def _check_acceptance(self):
+        acc = self.expected_acceptance
+        if acc < MIN_ACCEPTANCE:
+            alt = (
+                "use a finer lattice (a smaller axis_scale) so that 1/rate spans many lattice units, "
+                "or the continuous knorm.noise.KNormNoise"
+            )
+            raise ValueError(
+                f"LatticeKNormNoise: the {self.sampler} sampler accepts about {acc:.2g} of its proposals "
+                f"(pilot estimate), below the floor {MIN_ACCEPTANCE:g}; {alt}."
+            )
+        return acc
+
+    # -- sampling --------------------------------------------------------------------
+    def _propose(self, n, rng, stats, pilot=False):
+        """One batch of n outer proposals; returns the accepted rows (pilot: only counts)."""
+        if self.sampler.startswith("l_inf"):
+            _, k = _linf_batch(self.dim, self._unit.numerator, self._unit.denominator, n, rng)
+            stats.proposed += n
+            stats.accepted += len(k)
+            return k
+        P, c = self.polytope, self._c
+        r0 = self._r0
+        L, k = _linf_latent(self.dim, r0.numerator, r0.denominator, n, rng)
+        base = c * L
+        # num = D ||k||_{K'} where it can matter (below c L + c); larger values reject anyway.
+        if L.size and int(L.max()) > INT64_MAX // P._row_l1:  # N k must fit in int64
+            raise OverflowError("LatticeKNormNoise: a proposal left the int64 range of N k.")
+        alive, num = P._numerator_below(k, base + c)
+        nb = base[alive]
+        now = num <= nb  # n(k) <= c L: accepted whatever i is
+        ok = np.zeros(n, dtype=bool)
+        ok[alive[now]] = True
+        mid = np.flatnonzero(~now)  # c L < n(k) < c L + c: accepted iff n(k) - c L <= i
+        if mid.size:
+            ok[alive[mid]] = num[mid] - nb[mid] <= self._tilted_index(mid.size, rng)
+        stats.proposed += n
+        stats.accepted += int(ok.sum())
+        return k[ok]
+
+    def _tilted_index(self, n, rng):
+        """n draws of i on {0, ..., c - 1} with P(i) proportional to exp(-r i / D) (uniform, then Bernoulli)."""
+        r, D, c = self.effective_rate, self.polytope.D, self._c
+        out = np.empty(n, dtype=np.int64)
+        pend = np.arange(n)
+        while pend.size:
+            i = discrete._uniform_below(np.full(pend.size, c, dtype=np.int64), rng)
+            keep = discrete._bernoulli_exp(r.numerator * i, np.int64(r.denominator * D), rng)
+            out[pend[keep]] = i[keep]
+            pend = pend[~keep]
+        return out
+
+    def _draw(self, n, rng):
+        d = self.dim
+        if self.sampler.startswith("l1"):
+            rates = self._coord_rates
+            if len(set(rates)) == 1:  # one call for all n d coordinates
+                q = rates[0]
+                return discrete._discrete_laplace(q.numerator, q.denominator, n * d, rng).reshape(n, d)
+            out = np.empty((n, d), dtype=np.int64)
+            for q in set(rates):  # one call per distinct rate
+                cols = [j for j in range(d) if rates[j] == q]
+                out[:, cols] = discrete._discrete_laplace(q.numerator, q.denominator, n * len(cols), rng).reshape(n, -1)
+            return out
+        acc = self._check_acceptance()
+        out = np.empty((n, d), dtype=np.int64)
+        have = proposed = 0
+        budget = _PROPOSAL_SLACK * (n / acc) + (1 << 16)
+        while have < n:
+            rate = have / proposed if have else acc
+            batch = int(min(max(64, 1.1 * (n - have) / max(rate, MIN_ACCEPTANCE)), max(64, (1 << 22) // (d + 1))))
+            k = self._propose(batch, rng, self.sampler_stats)
+            proposed += batch
+            take = min(len(k), n - have)
+            out[have : have + take] = k[:take]
+            have += take
+            if proposed > budget:
+                raise RuntimeError(
+                    f"LatticeKNormNoise: {proposed} proposals gave {have} of {n} draws, far below the expected "
+                    f"acceptance {acc:.3g}; refusing to loop on."
+                )
+        return out
+
+    def sample(self, size=None, *, rng=None):
+        """Draw lattice noise: int64 of shape (d,) if ``size`` is None, else (*size, d).
+
+        Parameters
+        ----------
+        size : int or tuple of ints, optional
+            Number (or shape) of vectors.
+        rng : None, int, SeedSequence or numpy.random.Generator, optional
+            Source of randomness; only its ``integers`` method is called.
+
+        Returns
+        -------
+        ndarray of int64
+            The noise vectors, in lattice units.
+        """
+        owner = "LatticeKNormNoise.sample"
+        gen = check_rng(rng, owner)
+        if size is None:
+            return self._draw(1, gen)[0]
+        shape = (size,) if np.ndim(size) == 0 else tuple(size)
+        shape = tuple(check_count(s, "size", owner) for s in shape)
+        return self._draw(math.prod(shape), gen).reshape(*shape, self.dim)
+
+    rvs = sample
+
+    # -- the norm and the pmf -------------------------------------------------------------
+    def _gauge_parts(self, k):
+        """(integer numerators, Fraction factor) with ||k||_{K'} = numerator * factor."""
+        k = discrete._check_int_array(k, "k", "LatticeKNormNoise", -INT64_MAX)
+        if k.ndim == 0 or k.shape[-1] != self.dim:
+            raise ValueError(
+                f"The 'k' parameter of LatticeKNormNoise must have last axis of length {self.dim}. "
+                f"Got shape {k.shape} instead."
+            )
+        if self.polytope is not None:
+            return self.polytope.gauge_numerator(k), Fraction(1, self.polytope.D)
+        scale = self.axis_scale or (Fraction(1),) * self.dim
+        a_min = min(scale)
+        mult = np.array([int(a / a_min) for a in scale], dtype=np.int64)
+        ak = np.abs(k)
+        if ak.size and int(ak.max()) > INT64_MAX // (int(mult.sum()) or 1):
+            raise ValueError("The 'k' parameter of LatticeKNormNoise has entries too large for int64 gauges.")
+        num = (ak * mult).sum(axis=-1) if self.sampler.startswith("l1") else (ak * mult).max(axis=-1)
+        return num, a_min / self._rho
+
+    def norm(self, k):
+        """Return ||k||_{K'} of lattice points exactly.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        ndarray of Fraction (object dtype)
+            One exact norm per point (at least 1-D).
+        """
+        num, factor = self._gauge_parts(k)
+        num = np.atleast_1d(num)
+        return np.array([int(v) * factor for v in num.ravel()], dtype=object).reshape(num.shape)
+
+    def unnormalised_logpmf(self, k):
+        """Return the log of the unnormalised pmf, -effective_rate ||k||_{K'}.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d)
+            Lattice points.
+
+        Returns
+        -------
+        float or ndarray of float
+            The log pmf up to its additive log normaliser, which is not computed.
+        """
+        num, factor = self._gauge_parts(k)
+        return -float(self.effective_rate * factor) * np.asarray(num, dtype=float)
+
+    def rounding_slack(self, gammas):
+        """Return sup ||w||_K over |w_j| <= gammas_j (statistic units), exactly.
+
+        Parameters
+        ----------
+        gammas : float or sequence of floats
+            Half-widths of the rounding error per coordinate, in the units of the
+            statistic (e.g. the lattice spacings for rounding down).
+
+        Returns
+        -------
+        Fraction
+            For l1 sum_j gamma_j / rho, for l_inf max_j gamma_j / rho, for polytopes
+            max_i sum_j |N_ij| gamma_j / (axis_scale_j D), the ball K' actually used
+            (which contains K, so this bounds the slack of K too). The mechanism
+            adds it to Delta (the rounding is covered by the triangle inequality).
+        """
+        g = _gammas(gammas, self.dim, "LatticeKNormNoise.rounding_slack")
+        scale = self.axis_scale or (Fraction(1),) * self.dim
+        if self.polytope is not None:
+            return self.polytope.rounding_slack([gj / aj for gj, aj in zip(g, scale)])
+        return (sum(g) if self.sampler.startswith("l1") else max(g)) / self._rho
+
+    def __repr__(self):
+        return f"LatticeKNormNoise({self.ball!r}, rate={self.rate}, sampler={self.sampler!r})"

@@ -1,0 +1,357 @@
+"""Lattice K-norm laws: exact pmfs, exact privacy ratios, outward rounding, refusals.
+
+Generic tests run over one table of (ball, rate, axis_scale) cases, numpyro style:
+a new ball is tested by adding a row to CASES. Statistical tests use fixed seeds;
+each fails with probability ALPHA (1e-3) for a random seed under a correct sampler.
+"""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from knorm.geometry import IntersectionBall, K2Ball, LpBall, OracleBall, Polytope, k3_ball
+from knorm.noise import lattice
+from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
+from tests.noise.test_discrete import IntegersOnly, chi2_pvalue, integers_only
+from tests.settings import ALPHA, SEED
+
+
+def hexagon():
+    angles = np.pi / 3 * np.arange(3)
+    return Polytope.from_points(np.stack([np.cos(angles), np.sin(angles)], axis=1))
+
+
+def k2_k3_intersection():
+    # Coordinates (x, 2x^2, y, xy)-like: K_2 on (0, 1) and K_3 on (0, 2, 3) (ERRATA item 5 structure).
+    return IntersectionBall(4, [([0, 1], K2Ball()), ([0, 2, 3], k3_ball())])
+
+
+# (id, ball factory, rates, axis_scale)
+CASES = [
+    ("l1-1", lambda: LpBall(1, 1), (Fraction(1, 2), Fraction(3, 2)), None),
+    ("l1-2", lambda: LpBall(2, 1, radius=2.0), (Fraction(1), Fraction(3)), None),
+    ("l1-3", lambda: LpBall(3, 1), (Fraction(1), Fraction(2)), None),
+    ("l1-2-axes", lambda: LpBall(2, 1), (Fraction(1, 2),), (1.0, 2.0)),
+    ("l1-scaled", lambda: 0.5 * LpBall(2, 1), (Fraction(1, 3),), None),  # rate 1/3: rounded down
+    ("linf-1", lambda: LpBall(1, np.inf), (Fraction(1, 2), Fraction(3, 2)), None),
+    ("linf-2", lambda: LpBall(2, np.inf), (Fraction(1, 2), Fraction(1)), None),
+    ("linf-3", lambda: LpBall(3, np.inf, radius=2.0), (Fraction(3, 2), Fraction(3)), None),
+    ("linf-2-axes", lambda: LpBall(2, np.inf), (Fraction(1, 2),), (0.5, 1.0)),  # a box: polytope sampler
+    ("interval-1", lambda: Polytope.from_halfspaces([[1.0], [-1.0]], [2.0, 2.0]), (Fraction(1),), None),
+    ("K3", k3_ball, (Fraction(3, 2), Fraction(3)), 1.0),
+    ("hexagon", hexagon, (Fraction(1, 2), Fraction(1)), 0.25),
+    ("K2-outer", K2Ball, (Fraction(1),), 0.5),
+    ("rational", lambda: RationalPolytope([[3, 1], [0, 2], [1, -1]], 6), (Fraction(1, 2), Fraction(1)), None),
+]
+PARAMS = [pytest.param(build, rate, axes, id=f"{name}-r{rate}") for name, build, rates, axes in CASES for rate in rates]
+
+
+def enumerate_law(noise, tol=1e-9):
+    """Lattice points k of a window and their exact probabilities (normaliser from a larger window).
+
+    The window radius R (in ||.||_inf) is grown until a bound on the mass outside it,
+    sum_{m > R} (2m + 1)^d exp(-r m / B) (as ||k||_K' >= ||k||_inf / B), is below tol.
+    """
+    d = noise.dim
+    r = float(noise.effective_rate)
+    B = max(1.0, float(max(1 / v for v in _unit_norms(noise))))  # ||k||_inf <= B ||k||_K'
+    R = 1
+    while True:
+        m = np.arange(R + 1, R + 400)
+        tail = np.sum((2.0 * m + 1) ** d * np.exp(-r * m / B))
+        if tail < tol or R > 400:
+            break
+        R += 1
+    assert tail < tol, "test rates must keep the law on a small window"
+    grid = (np.indices((2 * R + 1,) * d).reshape(d, -1).T - R).astype(np.int64)  # row-major over [-R, R]^d
+    num, factor = noise._gauge_parts(grid)
+    logw = -r * float(factor) * num.astype(float)
+    w = np.exp(logw - logw.max())
+    return grid, w / w.sum()
+
+
+def _unit_norms(noise):
+    """||e_j||_K' for the unit vectors e_j (exact, as floats)."""
+    return [float(noise.norm(np.eye(noise.dim, dtype=np.int64)[j])[0]) for j in range(noise.dim)]
+
+
+@pytest.mark.parametrize("build, rate, axes", PARAMS)
+def test_pmf_matches_enumeration(build, rate, axes):
+    # Chi-square of the sampled lattice points against the exact pmf, every point of
+    # the window with an expected count >= 5 a cell and the rest (window and outside)
+    # pooled; failure rate ALPHA.
+    noise = LatticeKNormNoise(build(), rate, axis_scale=axes)
+    assert rate * (1 - Fraction(1, 2**30)) <= noise.effective_rate <= rate
+    n = 30_000
+    k = noise.sample(n, rng=SEED + hash(noise.sampler) % 1000 + rate.numerator)
+    assert k.shape == (n, noise.dim) and k.dtype == np.int64
+    grid, p = enumerate_law(noise)
+    R = int(np.abs(grid).max())
+    inside = np.all(np.abs(k) <= R, axis=1)
+    # Index of each sample in the grid (row-major over [-R, R]^d).
+    idx = np.ravel_multi_index(tuple((k[inside] + R).T), (2 * R + 1,) * noise.dim)
+    counts = np.bincount(idx, minlength=len(grid))
+    counts = np.append(counts, n - inside.sum())
+    probs = np.append(p, max(0.0, 1.0 - p.sum()))
+    assert chi2_pvalue(counts, probs) > ALPHA
+
+
+def test_d1_laws_agree_with_discrete_laplace():
+    # d = 1: the l1, l_inf and interval-polytope laws are all the discrete Laplace of rate r / rho.
+    rate = Fraction(3, 4)
+    noises = [
+        LatticeKNormNoise(LpBall(1, 1, radius=2.0), rate),
+        LatticeKNormNoise(LpBall(1, np.inf, radius=2.0), rate),
+        LatticeKNormNoise(Polytope.from_halfspaces([[1.0], [-1.0]], [2.0, 2.0]), rate),
+    ]
+    ks = np.array([[-3], [0], [5]])
+    exact = [Fraction(3, 2), Fraction(0), Fraction(5, 2)]
+    for nz in noises[:2]:
+        assert nz.norm(ks).tolist() == exact
+        assert nz.effective_rate == rate
+    # The polytope is rounded outward (K inside K'), so its gauge is a hair smaller.
+    for got, want in zip(noises[2].norm(ks), exact):
+        assert want * (1 - Fraction(1, 10**8)) <= got <= want
+
+
+# -- exact privacy ratios ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "build, axes",
+    [(lambda: LpBall(2, 1), 0.25), (lambda: LpBall(2, np.inf), 0.25), (k3_ball, 0.5), (hexagon, 0.25), (K2Ball, 0.5)],
+    ids=["l1", "linf", "K3", "hexagon", "K2"],
+)
+def test_exact_privacy_ratio_on_neighbours(build, axes):
+    # Neighbouring statistics u, u' with u - u' in K (Delta_K = 1), rounded down to the
+    # lattice: a - b is within Delta~ = 1 + rounding_slack of K', and for every output o
+    # of a window, log pmf(o - a) - log pmf(o - b) = r (||o - b|| - ||o - a||) <= r Delta~,
+    # in exact rational arithmetic.
+    ball = build()
+    noise = LatticeKNormNoise(ball, Fraction(1), axis_scale=axes)
+    gamma = np.full(ball.dim, axes)
+    delta = 1 + noise.rounding_slack(gamma)
+    rng = np.random.default_rng(SEED)
+    r = noise.effective_rate
+    for _ in range(6):
+        u = rng.uniform(-3, 3, size=ball.dim)
+        v = ball.sample_uniform(1, rng=rng)[0]
+        v = v / float(ball.norm(v))  # on the boundary: ||u - u'||_K = 1
+        a = np.floor(u / gamma).astype(np.int64)
+        b = np.floor((u - v) / gamma).astype(np.int64)
+        dab = noise.norm(a - b)[0]
+        assert dab <= delta
+        window = np.array(list(itertools.product(range(-6, 7), repeat=ball.dim)), dtype=np.int64) + a
+        na, nb = noise.norm(window - a), noise.norm(window - b)
+        loss = [r * (y - x) for x, y in zip(na, nb)]  # log pmf(o - a) - log pmf(o - b), exactly
+        assert max(loss) <= r * dab <= r * delta
+        assert all(isinstance(x, Fraction) for x in na)
+
+
+# -- integers only ---------------------------------------------------------------------------
+@pytest.mark.parametrize("build, rate, axes", PARAMS[::3] + PARAMS[-4:])
+def test_only_integers_is_called(build, rate, axes, monkeypatch):
+    # The samplers and their pilot runs call nothing but Generator.integers.
+    monkeypatch.setattr(lattice, "_pilot_rng", lambda: integers_only(1))
+    noise = LatticeKNormNoise(build(), rate, axis_scale=axes)
+    IntegersOnly.calls = 0
+    noise.sample(300, rng=integers_only(SEED))
+    assert IntegersOnly.calls > 0
+    assert noise.expected_acceptance > 0
+
+
+# -- outward rounding ---------------------------------------------------------------------------
+def _contained(P, pts):
+    """Every point u (floats, read exactly) satisfies N u <= D, in exact integer arithmetic.
+
+    A float is m 2^e with integer m; scaling every point by 2^k (k = -min e) makes them
+    integers, and N (2^k u) <= 2^k D is checked with Python integers (object arrays).
+    """
+    pts = np.asarray(pts, dtype=float)
+    _, exps = np.frexp(pts)
+    k = max(0, 53 - int(exps.min()))
+    X = np.array([[int(Fraction(float(x)) * (1 << k)) for x in row] for row in pts], dtype=object)
+    return bool(np.all(X @ P.N.T.astype(object) <= P.D << k))
+
+
+def _boundary_points(ball, n, seed):
+    u = ball.sample_uniform(n, rng=seed)
+    return u / ball.norm(u)[:, None]
+
+
+@pytest.mark.parametrize(
+    "build, axes",
+    [
+        (k3_ball, None),
+        (k3_ball, 2.0**-5),
+        (hexagon, 0.125),
+        (lambda: Polytope.from_points(np.random.default_rng(SEED).normal(size=(14, 4))), None),
+        (lambda: LpBall(3, 1, radius=1.5), 0.5),
+        (lambda: LpBall(4, np.inf, radius=0.75), (0.25, 0.5, 1.0, 1.0)),
+        (lambda: 3.0 * k3_ball(), 1.0),
+        (K2Ball, 2.0**-3),
+        (k2_k3_intersection, 0.5),
+    ],
+    ids=["K3", "K3-lattice", "hexagon", "random-4d", "l1", "linf-axes", "scaled-K3", "K2", "intersection"],
+)
+def test_outward_rounding_contains_ball(build, axes):
+    ball = build()
+    P = to_rational_polytope(ball, axis_scale=axes)
+    scale = np.ones(ball.dim) if axes is None else np.broadcast_to(np.asarray(axes, dtype=float), (ball.dim,))
+    pts = _boundary_points(ball, 300, SEED)
+    if getattr(ball, "vertices", None) is not None:
+        pts = np.vstack([pts, ball.vertices])
+    if isinstance(ball, K2Ball):  # the arc and the corners of K_2 exactly
+        x = np.linspace(1, 2, 101)
+        arc = np.stack([x, 4 * x - 2 * x * x], axis=1)
+        pts = np.vstack([pts, arc, arc * [-1, 1], arc * [1, -1], -arc, [[1, 2], [-1, 2], [2, 0]]])
+    assert _contained(P, pts / scale)
+    # ... and K' is tight: boundary points of K are nearly on the boundary of K'.
+    num = P._numerator(np.round(pts[:50] / scale * 1e3).astype(np.int64))
+    assert np.all(num >= 1e3 * P.D * (1 - 0.02) / (1 + 1e-6) - P._row_l1 * 0.5)
+
+
+def test_rational_polytope_symmetric_box_and_norm():
+    P = RationalPolytope([[2, 1], [0, 3]], 6)
+    assert len(P.N) == 4 and {tuple(r) for r in P.N} == {(2, 1), (-2, -1), (0, 3), (0, -3)}
+    # Exact box: max u_1 over {|2u1 + u2| <= 6, |3 u2| <= 6} is 4 (u2 = -2); padded up.
+    assert P.box.tolist()[0] >= 4 and P.box.tolist()[1] >= 2
+    assert P.box.tolist()[0] <= 6
+    assert P.norm([[1, 1], [-3, 2]]).tolist() == [Fraction(1, 2), Fraction(1)]  # rows (2, 1) and (0, 3)
+    assert P.contains([4, -2]) and not P.contains([4, -1])
+    with pytest.raises(ValueError, match="'k' parameter of RationalPolytope.gauge_numerator"):
+        P.gauge_numerator([2**62, 0])
+
+
+def test_rounding_slack_formulas():
+    g = (0.25, 0.5, 0.125)
+    l1 = LatticeKNormNoise(LpBall(3, 1, radius=2.0), 1)
+    linf = LatticeKNormNoise(LpBall(3, np.inf, radius=2.0), 1)
+    assert l1.rounding_slack(g) == Fraction(7, 8) / 2
+    assert linf.rounding_slack(g) == Fraction(1, 4)
+    # Polytope: max_i sum_j |N_ij| gamma_j / D equals the largest norm over the corners
+    # of the box |w_j| <= gamma_j (a convex function peaks at a corner), exactly.
+    P = LatticeKNormNoise(k3_ball(), 1, axis_scale=0.125)
+    slack = P.rounding_slack(g)
+    corners = np.array(list(itertools.product((-1, 1), repeat=3))) * np.array(g) / 0.125
+    best = max(
+        max(sum(int(c) * Fraction(float(x)) for c, x in zip(row, w)) for row in P.polytope.N) / P.polytope.D
+        for w in corners
+    )
+    assert slack == best
+    # ... and it is (a hair below, K' containing K) the K_3 gauge of the worst corner:
+    # max(||w||_inf / 2, ||w||_1 / 4) = max(1/4, 7/32) = 1/4.
+    assert Fraction(1, 4) * (1 - Fraction(1, 10**6)) <= slack <= Fraction(1, 4)
+    # With equal gammas the l1 facets win: max(1/8, 3/16) = 3/16 (a sum over three entries).
+    slack = P.rounding_slack(0.25)
+    assert Fraction(3, 16) * (1 - Fraction(1, 10**6)) <= slack <= Fraction(3, 16)
+
+
+def test_round_down_is_dyadic_and_below():
+    assert lattice._round_down(Fraction(3, 8)) == Fraction(3, 8)
+    for x in (Fraction(1, 3), Fraction(10**9 + 7, 10**9), Fraction(1, 10**6), Fraction(123456789, 7)):
+        y = lattice._round_down(x)
+        assert y <= x and y.denominator & (y.denominator - 1) == 0
+        assert (x - y) / x < Fraction(1, 2**39)
+    tiny = Fraction(1, 10**8)  # tau capped at 62: s = floor(2^62 / 10^8) has 36 bits
+    assert 0 < (tiny - lattice._round_down(tiny)) / tiny < Fraction(1, 2**35)
+    assert lattice._round_down(Fraction(1, 3), max_tau=32).denominator <= 2**32
+
+
+def test_effective_rate_and_shapes():
+    noise = LatticeKNormNoise(LpBall(2, 1, radius=0.1), 0.1)  # 0.1 is read exactly, then rounded down
+    assert noise.effective_rate <= Fraction(0.1)
+    assert (Fraction(0.1) - noise.effective_rate) / Fraction(0.1) < Fraction(1, 2**39)
+    assert noise.sample(rng=0).shape == (2,)
+    assert noise.sample((2, 3), rng=0).shape == (2, 3, 2)
+    assert np.array_equal(noise.sample(5, rng=3), noise.sample(5, rng=np.random.default_rng(3)))
+    assert noise.unnormalised_logpmf([[0, 0], [1, -1]]).tolist() == [0.0, -float(noise.effective_rate) * 20]
+    assert "l1" in repr(noise)
+
+
+# -- acceptance and refusals --------------------------------------------------------------------
+def test_linf_acceptance_matches_series():
+    # Pilot estimate against the exact series (1 - q)^(d+1) / (2^d d!) sum_L (2L + 1)^d q^L.
+    d, rate = 3, Fraction(1, 4)
+    noise = LatticeKNormNoise(LpBall(d, np.inf), rate)
+    q = math.exp(-float(rate))
+    L = np.arange(20_000)
+    exact = (1 - q) ** (d + 1) / (2**d * math.factorial(d)) * np.sum((2.0 * L + 1) ** d * q**L)
+    est = noise.expected_acceptance
+    se = math.sqrt(exact * (1 - exact) / lattice._PILOT_PROPOSALS)
+    assert abs(est - exact) < 5 * se
+    noise.sample(2000, rng=SEED)
+    assert 0 < noise.acceptance_rate <= 1
+
+
+def test_refuses_below_floor():
+    # A needle along u_1: in lattice units its box is about 128 x 1 x 1, the volume ratio 1e-4 / 4.
+    needle = Polytope.from_halfspaces(np.vstack([np.eye(3), -np.eye(3)]), [1.0, 1e-4, 1e-4] * 2)
+    noise = LatticeKNormNoise(needle, 1, axis_scale=2.0**-7)
+    with pytest.raises(ValueError, match=r"accepts about .* below the floor 0.0001.*continuous knorm.noise.KNormNoise"):
+        noise.sample(1, rng=0)
+    high_rate = LatticeKNormNoise(LpBall(8, np.inf), 50)  # L = 0 almost always: acceptance 1 / (2^8 8!)
+    with pytest.raises(ValueError, match="finer lattice"):
+        high_rate.sample(1, rng=0)
+
+
+def test_proposal_budget_stops_a_runaway(monkeypatch):
+    noise = LatticeKNormNoise(k3_ball(), 1, axis_scale=0.5)
+    noise._expected = 0.5  # pretend the pilot was optimistic; the real sampler never accepts
+    monkeypatch.setattr(noise, "_propose", lambda n, rng, stats, pilot=False: np.empty((0, 3), dtype=np.int64))
+    monkeypatch.setattr(lattice, "_PROPOSAL_SLACK", 1)
+    with pytest.raises(RuntimeError, match="refusing to loop on"):
+        noise.sample(10, rng=0)
+
+
+# -- bad input ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: LatticeKNormNoise(LpBall(2, 1), 0), ValueError, r"'rate' parameter of LatticeKNormNoise .* Got 0"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), -1.5), ValueError, r"'rate' parameter"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), float("nan")), ValueError, r"'rate' parameter"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), "1"), TypeError, r"'rate' parameter"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), True), TypeError, r"'rate' parameter"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), 1, axis_scale=3.0), ValueError, r"'axis_scale' .* powers of two"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), 1, axis_scale=(1, 2, 4)), ValueError, r"'axis_scale'"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), 1, axis_scale=-0.5), ValueError, r"'axis_scale'"),
+        (lambda: LatticeKNormNoise("ball", 1), TypeError, r"'ball' parameter of LatticeKNormNoise"),
+        (lambda: LatticeKNormNoise(LpBall(2, 2), 1), ValueError, r"cannot convert LpBall\(dim=2, p=2.*KNormNoise"),
+        (
+            lambda: LatticeKNormNoise(OracleBall(lambda U: (U**2).sum(1) <= 1, 1.0, dim=2), 1),
+            ValueError,
+            r"cannot convert OracleBall",
+        ),
+        (lambda: to_rational_polytope(LpBall(13, 1)), ValueError, r"l1 ball in dimension 13"),
+        (
+            lambda: to_rational_polytope(Polytope.from_points(np.eye(3), max_qhull_dim=2)),
+            ValueError,
+            r"facets are unknown",
+        ),
+        (lambda: to_rational_polytope(k3_ball(), denominator_bits=2), ValueError, r"'denominator_bits'"),
+        (lambda: RationalPolytope([[0, 0]], 3), ValueError, r"not a norm ball because every row of N is zero"),
+        (lambda: RationalPolytope([[1, 0]], 3), ValueError, r"not a norm ball because maximizing u\[1\]"),
+        (lambda: RationalPolytope([[1.5, 0]], 3), TypeError, r"'N' parameter of RationalPolytope"),
+        (lambda: RationalPolytope([[1, 0], [0, 1]], 0), ValueError, r"'D' parameter of RationalPolytope"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), 1).sample(-1), ValueError, r"'size' parameter"),
+        (lambda: LatticeKNormNoise(LpBall(2, 1), 1).norm([1, 2, 3]), ValueError, r"last axis of length 2"),
+    ],
+)
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_chi2_helper_can_fail():
+    # The goodness-of-fit helper rejects a wrong law (a check on the checker).
+    rng = np.random.default_rng(SEED)
+    x = rng.geometric(0.3, size=20_000) - 1
+    q = 0.6  # wrong
+    counts = np.bincount(np.minimum(x, 30), minlength=31)
+    probs = (1 - q) * q ** np.arange(31.0)
+    probs[-1] = q**30
+    assert chi2_pvalue(counts, probs) < ALPHA
+    assert stats.chisquare([10, 10], [10, 10]).pvalue == 1.0
