@@ -55,7 +55,13 @@ def test_release_shapes_and_rng():
     assert mech.release(t, rng=1).value.shape == (3,)
     assert np.asarray(mech.release(np.tile(t, (5, 1)), rng=1)).shape == (5, 3)
     np.testing.assert_array_equal(mech.release(t, rng=9).value, mech.release(t, rng=9).value)
-    np.testing.assert_allclose(mech.release(t, rng=9).value - t, mech.sample_noise(rng=9))
+    # The default lattice release lands on gamma Z^3 exactly.
+    gamma = mech.lattice.spacing
+    units = mech.release(t, rng=9).value / gamma
+    np.testing.assert_array_equal(units, np.round(units))
+    # The continuous release adds exactly the noise sample_noise draws from the same seed.
+    cont = KNormMechanism(LpBall(3, math.inf), 2.0, 1.0, sampler="continuous")
+    np.testing.assert_allclose(cont.release(t, rng=9).value - t, cont.sample_noise(rng=9))
 
 
 def test_noise_scale_is_delta_over_epsilon():

@@ -21,7 +21,7 @@ SRC = Path(knorm.__file__).parent
 
 # Modules allowed to draw K-norm noise: the noise layer itself, the ball samplers, and the
 # one release path.
-_NOISE_MODULES = ("noise/", "geometry/", "mechanisms/knorm_mechanism.py")
+_NOISE_MODULES = ("noise/", "geometry/", "mechanisms/knorm_mechanism.py", "mechanisms/lattice.py")
 # Calls that draw K-norm noise.
 _NOISE_FUNCTIONS = {"sample_knorm", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"}
 _NOISE_METHODS = {"sample_noise"}
@@ -141,7 +141,12 @@ def test_release_record_holds_the_value_and_the_terms():
     release = mech.release([1.0, 2.0, 3.0], rng=SEED, label="a mean")
     assert isinstance(release, Release)
     assert release.epsilon == 0.5 and release.label == "a mean" and release.ball_name == "linf"
-    assert release.sensitivity.value == 2.0 and release.noise_scale == 4.0 and release.ledger_entry is None
+    # The lattice release covers its rounding: Delta~ = Delta + s(gamma), s(gamma) <= 1% of Delta.
+    assert release.sensitivity.value == 2.0 and release.ledger_entry is None
+    assert 4.0 < release.noise_scale <= 4.0 * 1.01 + 1e-12
+    assert release.lattice_spacing is not None and release.sampler.startswith("lattice")
+    continuous = KNormMechanism(LpBall(3, math.inf), 2.0, 0.5, sampler="continuous").release([1.0, 2.0, 3.0], rng=SEED)
+    assert continuous.noise_scale == 4.0 and continuous.lattice_spacing is None and "Mironov" in continuous.caveats[0]
     np.testing.assert_array_equal(np.asarray(release), release.value)
     with pytest.raises(ValueError):
         release.value[0] = 0.0  # read-only

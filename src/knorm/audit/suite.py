@@ -25,6 +25,7 @@ import numpy as np
 from knorm.audit.mechanisms import audit_knorm
 from knorm.geometry import K2Ball, LpBall, Polytope, k3_ball
 from knorm.mechanisms import KNormMechanism
+from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law
 from knorm.noise import KNormNoise
 from knorm.sensitivity import (
     RegressionLayout,
@@ -73,6 +74,7 @@ class HalvedNoiseMechanism(KNormMechanism):
     def __init__(self, ball, sensitivity, epsilon):
         super().__init__(ball, sensitivity, epsilon)
         self.noise = KNormNoise(ball, self.noise.scale / 2.0)
+        _break_lattice(self, 2.0 * self.epsilon)  # the lattice law at twice the rate
 
     def __repr__(self):
         return "BROKEN(halved noise) " + super().__repr__()
@@ -98,9 +100,18 @@ class EpsilonIgnoringMechanism(KNormMechanism):
     def __init__(self, ball, sensitivity, epsilon):
         super().__init__(ball, sensitivity, epsilon)
         self.noise = KNormNoise(ball, self.sensitivity.value)
+        _break_lattice(self, 1.0)  # the lattice law at rate 1 / Delta~
 
     def __repr__(self):
         return "BROKEN(noise ignores eps) " + super().__repr__()
+
+
+def _break_lattice(mechanism, epsilon):
+    """Give a deliberately broken mechanism the lattice law of another epsilon (if it has one)."""
+    try:
+        mechanism._lattice = build_lattice_law(mechanism.ball, mechanism.sensitivity.value, epsilon)
+    except LatticeUnavailable as err:
+        mechanism._lattice_reason = str(err)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -409,6 +410,14 @@ class Polytope(NormBall):
         if self._cones is None:
             return self._rejection_from_box(n, rng)
         return sample_cones(self.vertices, self._cones, self._cone_cdf, n, rng)
+
+    def _cache_key(self):
+        # The set is determined by its facet rows (or, without them, its generating points).
+        data = self._G if self._G is not None else self._points
+        if data is None:
+            return None
+        digest = hashlib.sha256(np.ascontiguousarray(data, dtype=float).tobytes()).hexdigest()
+        return ("Polytope", self.dim, data.shape, digest)
 
     def __repr__(self):
         parts = [f"dim={self.dim}"]

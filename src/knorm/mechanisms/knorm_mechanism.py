@@ -11,9 +11,10 @@ import warnings
 
 import numpy as np
 
-from knorm._validation import check_positive, check_probability, check_rng, check_vectors
+from knorm._validation import check_positive, check_probability, check_rng, check_vectors, param_error
 from knorm.exceptions import ConvergenceError, PrivacyWarning
 from knorm.geometry import LpBall, NormBall
+from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law, check_spacing
 from knorm.mechanisms.release import Release, ball_name
 from knorm.noise import KNormNoise
 from knorm.sensitivity import Sensitivity
@@ -38,6 +39,7 @@ _NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
 _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
 
 _FLOAT_CAVEAT = "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
+_SAMPLERS = ("auto", "lattice", "continuous")
 
 
 class KNormMechanism:
@@ -56,13 +58,28 @@ class KNormMechanism:
         of kind 'estimate' is refused.
     epsilon : float
         Privacy budget, in (0, inf).
+    sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
+        How releases draw their noise. 'lattice' rounds the statistic to a lattice
+        gamma Z^m and adds exact lattice K-norm noise drawn in integer arithmetic
+        (:mod:`knorm.mechanisms.lattice`; exactly eps-DP with no floating point in the
+        argument); it needs a polytope ball (l1, l_inf, polytopes, hulls, K_2, K_3,
+        intersections of those). 'continuous' adds binary64 noise: **exposed to the
+        least-significant-bit attack of Mironov (2012)**, which turns the float
+        structure of T + V into an unbounded privacy loss; the Release says so in its
+        caveats. 'auto' is 'lattice' where the ball has a practical exact lattice
+        sampler, else 'continuous' (with the caveat and the reason).
+    lattice_spacing : float or array_like, optional
+        The spacings gamma_j of the lattice (positive powers of two). By default they
+        are chosen from the ball and Delta alone, so that the rounding costs at most 1%
+        of the budget (:func:`knorm.mechanisms.lattice.choose_spacing`).
     unsafe_allow_estimated_sensitivity : bool, default False
         Accept a sampled (uncertified) sensitivity. The guarantee may then fail.
 
     Attributes
     ----------
     noise : KNormNoise
-        The noise law, scale Delta / eps.
+        The continuous noise law, scale Delta / eps (its density, entropy and volume
+        rank mechanisms; the continuous sampler draws from it).
 
     Examples
     --------
@@ -74,7 +91,16 @@ class KNormMechanism:
     (2,)
     """
 
-    def __init__(self, ball, sensitivity, epsilon, *, unsafe_allow_estimated_sensitivity=False):
+    def __init__(
+        self,
+        ball,
+        sensitivity,
+        epsilon,
+        *,
+        sampler="auto",
+        lattice_spacing=None,
+        unsafe_allow_estimated_sensitivity=False,
+    ):
         if not isinstance(ball, NormBall):
             raise TypeError(
                 f"The 'ball' parameter of KNormMechanism must be a NormBall. Got {type(ball).__name__} instead."
@@ -92,6 +118,26 @@ class KNormMechanism:
             sensitivity, "KNormMechanism", unsafe_allow_estimated_sensitivity=unsafe_allow_estimated_sensitivity
         )
         self.noise = KNormNoise(ball, self.sensitivity.value / self.epsilon)
+        if sampler not in _SAMPLERS:
+            raise param_error("sampler", "KNormMechanism", f"one of {_SAMPLERS}", sampler)
+        self.sampler = sampler
+        self.lattice_spacing = None if lattice_spacing is None else check_spacing(lattice_spacing, ball.dim)
+        self._lattice = None  # built on first use (a pilot run), then cached
+        self._lattice_reason = ""
+        if sampler == "lattice":
+            self._lattice = build_lattice_law(ball, self.sensitivity.value, self.epsilon, spacing=self.lattice_spacing)
+
+    @property
+    def lattice(self):
+        """The :class:`~knorm.mechanisms.lattice.LatticeLaw` of the releases, or None when continuous."""
+        if self._lattice is None and self.sampler == "auto" and not self._lattice_reason:
+            try:
+                self._lattice = build_lattice_law(
+                    self.ball, self.sensitivity.value, self.epsilon, spacing=self.lattice_spacing
+                )
+            except LatticeUnavailable as err:
+                self._lattice_reason = str(err)
+        return self._lattice
 
     @property
     def dim(self):
@@ -140,8 +186,12 @@ class KNormMechanism:
         """
         value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
         rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
+        size = None if value.ndim == 1 else value.shape[:-1]
+        lattice = None if _NONPRIVATE.get() else self.lattice
         return self._publish(
-            lambda gen: value + self._noise(gen, None if value.ndim == 1 else value.shape[:-1]),
+            (lambda gen: lattice.release(value, size, gen))
+            if lattice
+            else (lambda gen: value + self._noise(gen, size)),
             epsilon=self.epsilon * rows,
             rng=rng,
             accountant=accountant,
@@ -294,18 +344,29 @@ class KNormMechanism:
         return self.noise.sample(size, rng=gen)
 
     def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False):
+        lattice = None if noiseless or mechanism != "K-norm" else self._lattice
+        if noiseless:
+            sampler, caveats = "none (non-private)", (_NONPRIVATE_CAVEAT,)
+        elif lattice is not None:
+            sampler, caveats = lattice.sampler, ()
+        else:
+            why = f" ({self._lattice_reason})" if self._lattice_reason else ""
+            sampler, caveats = f"continuous, binary64 ({self.noise.sampler})", (_FLOAT_CAVEAT + why,)
         return Release(
             value=value,
             epsilon=epsilon,
             ball=self.ball,
             ball_name=ball_name(self.ball),
             sensitivity=self.sensitivity,
-            noise_scale=0.0 if noiseless else self.noise.scale,
+            noise_scale=0.0
+            if noiseless
+            else (lattice.sensitivity if lattice else self.sensitivity.value) / self.epsilon,
             label=str(label),
             ledger_entry=entry,
             mechanism=mechanism,
-            sampler="none (non-private)" if noiseless else self.noise.sampler,
-            caveats=(_NONPRIVATE_CAVEAT,) if noiseless else (_FLOAT_CAVEAT,),
+            sampler=sampler,
+            caveats=caveats,
+            lattice_spacing=None if lattice is None else lattice.spacing,
         )
 
     def privacy_loss(self, u):
@@ -387,7 +448,8 @@ class KNormMechanism:
         return self.noise.entropy()
 
     def __repr__(self):
-        return f"KNormMechanism({self.ball!r}, sensitivity={self.sensitivity.value:g}, epsilon={self.epsilon:g})"
+        extra = "" if self.sampler == "auto" else f", sampler={self.sampler!r}"
+        return f"KNormMechanism({self.ball!r}, sensitivity={self.sensitivity.value:g}, epsilon={self.epsilon:g}{extra})"
 
 
 def seed_fingerprint(rng):

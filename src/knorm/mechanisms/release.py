@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special
@@ -12,6 +13,7 @@ from scipy import optimize, special
 from knorm._validation import check_count, check_probability
 from knorm.geometry import LinearImage, LpBall, NormBall, ScaledBall
 from knorm.noise import KNormNoise
+from knorm.noise.lattice import LatticeKNormNoise
 from knorm.sensitivity import Sensitivity
 
 __all__ = ["Intervals", "Release"]
@@ -99,6 +101,9 @@ class Release:
         For a post-processed value: the release it is computed from.
     transform : callable or None, default None
         For a post-processed value: the map from the parent's value (rows) to this value.
+    lattice_spacing : ndarray or None, default None
+        For a lattice release (:mod:`knorm.mechanisms.lattice`), the spacings gamma_j: the
+        value is gamma times an integer vector, exactly; None for continuous noise.
 
     Examples
     --------
@@ -126,6 +131,7 @@ class Release:
     names: tuple = field(default=())
     parent: Release | None = None
     transform: Callable | None = None
+    lattice_spacing: np.ndarray | None = None
 
     def __post_init__(self):
         value = np.array(self.value, dtype=float)
@@ -188,12 +194,15 @@ class Release:
         with probability 1 - alpha when t_j is the (1 - alpha)-quantile of |V_j|. These
         intervals cover the dataset's statistic T (the noise), not a population parameter.
 
-        * l1 balls (Laplace coordinates of scale b): t = b log(1 / alpha), exactly.
+        * l1 balls (Laplace coordinates of scale b): t = b log(1 / alpha), exactly; on a
+          lattice (discrete Laplace coordinates of rate a per unit gamma) the smallest
+          m gamma with P(|k| > m) = 2 q^(m+1) / (1 + q) <= alpha, q = exp(-a).
         * l_inf balls: V_j = R U_j with R ~ Gamma(m + 1, b) and U_j uniform on [-1, 1]
           (paper appendix, l_inf sampler, errata item 4), so
           P(|V_j| > t) = E[(1 - t/R)^+] = Q(m + 1, t/b) - (t / (m b)) Q(m, t/b), with Q the
           regularised upper incomplete gamma function; t is found by root finding.
-        * other balls: Monte Carlo quantiles of the public law (a fixed seed, so the
+        * other balls: Monte Carlo quantiles of the public law (the lattice law for a
+          lattice release) (a fixed seed, so the
           intervals are a deterministic function of the release), whose tail probability
           has standard error sqrt(alpha (1 - alpha) / n_draws).
         * post-processed values g(T): for a positive coordinatewise scaling g (a transform
@@ -206,7 +215,10 @@ class Release:
         n_draws = check_count(n_draws, "n_draws", "Release.conf_int")
         if self.parent is not None:
             return self._pushed_intervals(alpha, n_draws)
-        half = _closed_form_half_width(self.ball, self.noise_scale, alpha)
+        if self.lattice_spacing is not None:
+            half = _lattice_half_width(self.ball, self.noise_scale, self.lattice_spacing, alpha)
+        else:
+            half = _closed_form_half_width(self.ball, self.noise_scale, alpha)
         if half is not None:
             return Intervals(self.value - half, self.value + half, alpha, "closed form")
         draws = self._noise_draws(n_draws)
@@ -216,6 +228,9 @@ class Release:
     def _noise_draws(self, n_draws):
         if self.noise_scale == 0:  # released inside nonprivate(): no noise
             return np.zeros((n_draws, self.ball.dim))
+        if self.lattice_spacing is not None:
+            law = LatticeKNormNoise(self.ball, Fraction(1.0 / self.noise_scale), axis_scale=self.lattice_spacing)
+            return law.sample(n_draws, rng=_MC_SEED) * self.lattice_spacing
         return KNormNoise(self.ball, self.noise_scale).public_law_sample(n_draws, seed=_MC_SEED)
 
     def _pushed_intervals(self, alpha, n_draws):
@@ -287,6 +302,28 @@ def _closed_form_half_width(ball, scale, alpha):
         t = optimize.brentq(tail, 0.0, b * (m + 1 + 50 * math.sqrt(m + 1)), xtol=1e-12 * b)
         return factors * t
     return None
+
+
+def _lattice_half_width(ball, scale, spacing, alpha):
+    """Half-widths for lattice l1 (or 1-D) noise: discrete Laplace coordinates, exactly.
+
+    A coordinate k of rate a has P(|k| > m) = 2 q^(m+1) / (1 + q), q = exp(-a); the
+    smallest integer m with that tail at most alpha gives the (conservative) half-width
+    m gamma.
+    """
+    if scale == 0:
+        return np.zeros(ball.dim)
+    if ball.dim == 1:
+        rho = float(np.ravel(ball.support([1.0]))[0])
+    elif isinstance(ball, LpBall) and ball.p == 1:
+        rho = ball.radius
+    else:
+        return None
+    a = spacing / (scale * rho)  # rate per lattice unit
+    q = np.exp(-a)
+    # 2 q^(m+1) / (1 + q) <= alpha  <=>  m >= log(alpha (1 + q) / 2) / log(q) - 1
+    m = np.maximum(np.ceil(np.log(alpha * (1 + q) / 2) / np.log(q) - 1), 0)
+    return m * spacing
 
 
 def ball_name(ball):

@@ -1,0 +1,258 @@
+"""The lattice release: the statistic rounded to gamma Z^m plus exact lattice K-norm noise.
+
+A continuous K-norm mechanism computed in binary64 is not what its proof describes: the set
+of doubles that T + V can take depends on T, and Mironov (2012) turns that into an infinite
+privacy loss. The lattice release removes floating point from the argument:
+
+1. the statistic is rounded to the lattice gamma Z^m, gamma_j powers of two, chosen from
+   public quantities only (the ball and Delta);
+2. noise k gamma with k in Z^m, P(k) proportional to exp(-eps ||diag(gamma) k||_K / Delta~),
+   is drawn exactly in integer arithmetic (:class:`knorm.noise.lattice.LatticeKNormNoise`);
+3. the output gamma (round(T / gamma) + k) is a double computed exactly.
+
+Privacy (the proof, on the lattice). Let R(T) = gamma round(T / gamma), so each coordinate
+of R(T) - T is at most gamma_j / 2 in absolute value. For neighbours X, X' with
+u = T(X) - T(X'), ||u||_K <= Delta (the certified sensitivity), and
+R(T(X)) - R(T(X')) = u + w with |w_j| <= gamma_j, so by the triangle inequality
+||R(T(X)) - R(T(X'))||_K <= Delta + s(gamma) = Delta~, with the rounding slack
+s(gamma) = sup_{|w_j| <= gamma_j} ||w||_K. The output o has
+P(o | X) / P(o | X') = exp(-r (||o - R(T(X))||_K - ||o - R(T(X'))||_K)) <= exp(r Delta~)
+with r = eps / Delta~: eps-DP, with no real number rounded anywhere. (For polytopes the law
+uses an outward-rounded rational K' containing K, whose norm is smaller, so the same chain
+holds in K'; rates are rounded down, which only adds noise.)
+
+The default gamma makes s(gamma) <= 1% of Delta: the rounding costs at most 1% of the budget.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from knorm._validation import param_error
+from knorm.geometry import LpBall, ScaledBall
+from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, to_rational_polytope
+
+__all__ = ["LatticeLaw", "LatticeUnavailable", "ROUNDING_SHARE", "build_lattice_law", "choose_spacing"]
+
+#: Largest share of Delta that the rounding slack s(gamma) may take at the default spacing.
+ROUNDING_SHARE = 0.01
+# Integers of a released lattice point stay below 2^53, so gamma k is an exact double.
+_EXACT_INT = 2**53
+
+
+class LatticeUnavailable(ValueError):
+    """The ball has no practical exact lattice sampler (it is not a polytope, or rejection is too rare)."""
+
+
+@dataclass(frozen=True)
+class LatticeLaw:
+    """The lattice noise of one mechanism: spacing, covered sensitivity and the exact sampler.
+
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
+    ----------
+    noise : LatticeKNormNoise
+        The integer law, of rate eps / Delta~ in statistic units.
+    spacing : ndarray of shape (m,)
+        The lattice spacings gamma_j (powers of two).
+    sensitivity : float
+        Delta~ = Delta + s(gamma), rounded up to a double.
+    slack : Fraction
+        The rounding slack s(gamma), exactly.
+    """
+
+    noise: LatticeKNormNoise
+    spacing: np.ndarray
+    sensitivity: float
+    slack: Fraction
+
+    @property
+    def sampler(self):
+        """How the noise is drawn, for the Release record."""
+        return f"lattice, exact in integer arithmetic ({self.noise.sampler})"
+
+    def release(self, value, size, gen):
+        """Return gamma (round(value / gamma) + k), k drawn exactly, as exact doubles.
+
+        Parameters
+        ----------
+        value : ndarray of shape (m,) or (..., m)
+            The statistic (rows released independently).
+        size : tuple or None
+            The leading shape of ``value`` (None for one vector).
+        gen : numpy.random.Generator
+            The randomness (only its ``integers`` method is used).
+
+        Returns
+        -------
+        ndarray
+            The released values, on the lattice.
+        """
+        units = np.rint(value / self.spacing)
+        if not np.all(np.abs(units) < _EXACT_INT // 2):
+            raise ValueError(
+                "The 'value' parameter of KNormMechanism.release is too large for its lattice: "
+                f"|value / gamma| must stay below 2^52 (gamma = {self.spacing.tolist()}). Use a coarser "
+                "lattice_spacing, or sampler='continuous'."
+            )
+        k = self.noise.sample(size, rng=gen)
+        out = units.astype(np.int64) + k
+        if not np.all(np.abs(out) < _EXACT_INT):
+            raise ValueError("KNormMechanism.release: a lattice output left the exactly representable range 2^53.")
+        return out * self.spacing
+
+
+def choose_spacing(ball, sensitivity, *, share=ROUNDING_SHARE):
+    """Return power-of-two spacings gamma_j with rounding slack at most ``share`` x Delta.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K (public).
+    sensitivity : float
+        Delta (public).
+    share : float, default 0.01
+        The largest s(gamma) / Delta.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        gamma_j proportional (up to powers of two) to the extent of Delta K along axis j,
+        the largest such lattice whose slack, computed exactly on the lattice ball, is at
+        most share x Delta.
+    """
+    key = ("spacing", _ball_key(ball), float(sensitivity), float(share))
+    return _cached(key, lambda: _choose_spacing(ball, sensitivity, share)).copy()
+
+
+def _choose_spacing(ball, sensitivity, share):
+    extent = sensitivity * np.asarray(ball.bounding_box(), dtype=float)
+    base = 2.0 ** np.floor(np.log2(extent))
+    shift = math.floor(math.log2(share * sensitivity / float(_slack(ball, base))))
+    gamma = np.ldexp(base, shift)
+    # The outward rounding of a polytope depends (slightly) on the spacing: check, halve if needed.
+    while float(_slack(ball, gamma)) > share * sensitivity:
+        gamma = gamma / 2.0
+    return gamma
+
+
+def _dedicated(ball, gamma):
+    """Whether LatticeKNormNoise has a dedicated (non-polytope) sampler for ``ball`` on ``gamma``."""
+    base = ball.base if isinstance(ball, ScaledBall) else ball
+    return isinstance(base, LpBall) and (base.p == 1 or (math.isinf(base.p) and len(set(gamma.tolist())) == 1))
+
+
+def _lattice_ball(ball, gamma):
+    """The ball LatticeKNormNoise samples with: K itself, or its rational polytope K' (cached)."""
+    if _dedicated(ball, gamma):
+        return ball, gamma
+    key = ("K'", _ball_key(ball), tuple(gamma.tolist()))
+    return _cached(key, lambda: to_rational_polytope(ball, axis_scale=gamma)), None
+
+
+def _slack(ball, gamma):
+    """s(gamma) = sup_{|w_j| <= gamma_j} ||w||_K (in the lattice ball actually used), exactly."""
+    lattice_ball, scale = _lattice_ball(ball, gamma)
+    return LatticeKNormNoise(lattice_ball, 1, axis_scale=scale).rounding_slack(gamma if scale is not None else 1)
+
+
+def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None):
+    """Return the :class:`LatticeLaw` of a K-norm mechanism, or raise LatticeUnavailable.
+
+    Parameters
+    ----------
+    ball : NormBall
+        The unit ball K.
+    sensitivity : float
+        The certified Delta.
+    epsilon : float
+        The budget.
+    spacing : float or array_like, optional
+        The lattice spacings gamma_j (positive powers of two); by default
+        :func:`choose_spacing`.
+
+    Returns
+    -------
+    LatticeLaw
+        The law, with rate eps / Delta~ and Delta~ = Delta + s(gamma).
+
+    Raises
+    ------
+    LatticeUnavailable
+        If the ball cannot be made a rational polytope (l2, l_p, oracle balls) or its
+        rejection sampler would accept too rarely.
+    """
+    gamma = None if spacing is None else check_spacing(spacing, ball.dim)
+    try:
+        if gamma is None:
+            gamma = choose_spacing(ball, sensitivity)
+        key = ("law", _ball_key(ball), float(sensitivity), float(epsilon), tuple(gamma.tolist()))
+        return _cached(key, lambda: _build(ball, sensitivity, epsilon, gamma))
+    except (ValueError, TypeError) as err:
+        if isinstance(err, LatticeUnavailable):
+            raise
+        raise LatticeUnavailable(f"no exact lattice sampler for {ball!r}: {err}") from None
+
+
+def _build(ball, sensitivity, epsilon, gamma):
+    lattice_ball, scale = _lattice_ball(ball, gamma)
+    slack = _slack(ball, gamma)
+    delta_tilde = Fraction(sensitivity) + slack
+    noise = LatticeKNormNoise(lattice_ball, Fraction(epsilon) / delta_tilde, axis_scale=scale)
+    acceptance = noise.expected_acceptance  # a pilot run (fixed seed): deterministic
+    if acceptance < MIN_ACCEPTANCE:
+        raise LatticeUnavailable(
+            f"no practical exact lattice sampler for {ball!r}: its rejection step accepts about {acceptance:.2g} "
+            f"of its proposals, below the floor {MIN_ACCEPTANCE:g}"
+        )
+    return LatticeLaw(noise, gamma, math.nextafter(float(delta_tilde), math.inf), slack)
+
+
+# Built lattice laws, rational polytopes and spacings, by the ball's parameters (never id()):
+# a fit that builds a new mechanism per call reuses them. Bounded, least recently used first out.
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 128
+_LOCK = threading.RLock()
+
+
+def _ball_key(ball):
+    key = ball.cache_key
+    return ("instance", ball) if key is None else key
+
+
+def _cached(key, build):
+    """``build()`` once per key; a refusal (ValueError, TypeError) is cached and raised again."""
+    with _LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            value = _CACHE[key]
+        else:
+            try:
+                value = build()
+            except (ValueError, TypeError) as err:
+                value = err
+            _CACHE[key] = value
+            if len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    if isinstance(value, Exception):
+        raise value
+    return value
+
+
+def check_spacing(spacing, dim, owner="KNormMechanism"):
+    """Return ``spacing`` as an array of ``dim`` positive powers of two, or raise ValueError."""
+    try:
+        gamma = np.broadcast_to(np.asarray(spacing, dtype=float), (dim,)).copy()
+    except (TypeError, ValueError):
+        raise param_error("lattice_spacing", owner, f"None, or {dim} positive powers of two", spacing) from None
+    mantissa, _ = np.frexp(gamma)
+    if not (np.all(np.isfinite(gamma)) and np.all(gamma > 0) and np.all(mantissa == 0.5)):
+        raise param_error("lattice_spacing", owner, f"None, or {dim} positive powers of two", spacing)
+    return gamma
