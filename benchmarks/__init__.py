@@ -32,6 +32,7 @@ budget of a full run on the 2-core reference machine.
 # Page order; values are module names, imported lazily by the runner.
 SECTIONS = {
     "samplers": "benchmarks.bench_samplers",
+    "lattice": "benchmarks.bench_lattice",
     "regression_balls": "benchmarks.bench_regression_balls",
     "logistic_q": "benchmarks.bench_logistic_q",
     "linear": "benchmarks.bench_linear",

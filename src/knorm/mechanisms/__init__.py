@@ -3,16 +3,21 @@
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active, seed_fingerprint
+from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, choose_spacing
 from knorm.mechanisms.release import Intervals, Release
 
 __all__ = [
     "ContainmentResult",
     "Intervals",
     "KNormMechanism",
+    "LatticeLaw",
+    "LatticeUnavailable",
     "MechanismChoice",
     "RankingReport",
     "Release",
+    "build_lattice_law",
     "choose_mechanism",
+    "choose_spacing",
     "containment",
     "default_candidates",
     "nonprivate",

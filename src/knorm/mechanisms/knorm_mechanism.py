@@ -345,6 +345,7 @@ class KNormMechanism:
 
     def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False):
         lattice = None if noiseless or mechanism != "K-norm" else self._lattice
+        caveats: tuple[str, ...]
         if noiseless:
             sampler, caveats = "none (non-private)", (_NONPRIVATE_CAVEAT,)
         elif lattice is not None:

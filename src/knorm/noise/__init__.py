@@ -1,6 +1,7 @@
-"""K-norm noise distributions and their exact samplers."""
+"""K-norm noise distributions and their exact samplers, continuous and on a lattice."""
 
 from knorm.noise.distribution import KNormNoise
+from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
 from knorm.noise.samplers import sample_knorm
 
-__all__ = ["KNormNoise", "sample_knorm"]
+__all__ = ["KNormNoise", "LatticeKNormNoise", "RationalPolytope", "sample_knorm", "to_rational_polytope"]

@@ -66,6 +66,7 @@ import functools
 import math
 import numbers
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -447,7 +448,7 @@ class _GeometricTable:
         prec = w_bits + 40
         lo1, hi1 = _exp_neg_interval(self.beta, prec)
         lo, hi = 1 << prec, 1 << prec
-        T = []
+        T: list = []
         while True:
             lo, hi = (lo * lo1) >> prec, -((-hi * hi1) >> prec)  # bracket of 2^prec exp(-beta q)
             q = len(T) + 1
@@ -479,7 +480,7 @@ class _GeometricTable:
         w = words >> self.wshift
         cell = (w >> self.shift).view(np.int64)
         q = self.base[cell]
-        tie = None
+        tie: Any = None
         for nxt in self.nxt:
             thr = nxt[cell]
             q += (w - thr) >> _U64_63  # 1 iff w < thr (both below 2^63)
@@ -510,7 +511,7 @@ class _GeometricTable:
         tied = [q for q in range(1, self.qstar + 1) if self._T_int[q] == w]
         if not tied:  # W matched the zero padding beyond q*, not a threshold
             return count
-        chunks = []
+        chunks: list = []
         q = tied[0] - 1
         for qi in tied:
             x, k = self.beta * qi, 0

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -681,9 +682,10 @@ class LatticeKNormNoise:
         self.dim = ball.dim
         self.axis_scale = _check_axis_scale(axis_scale, self.dim, owner)
         self.sampler_stats = RejectionStats()
-        self.polytope = None
+        self.polytope: Any = None
         self._expected = None
         scale = self.axis_scale or (Fraction(1),) * self.dim
+        base: Any
         base, factor = (ball.base, Fraction(ball.factor)) if isinstance(ball, ScaledBall) else (ball, Fraction(1))
         lp = isinstance(base, LpBall) and (base.p == 1 or (math.isinf(base.p) and len(set(scale)) == 1))
         if lp:
