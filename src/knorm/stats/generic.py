@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from knorm._validation import check_positive
 from knorm.mechanisms import choose_mechanism
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import as_columns, check_neighbours, clip_count
@@ -57,16 +58,22 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
     ('sum x', 'sum x^2')
     """
     owner = "knorm.stats.release"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(data, owner, "data")
     if isinstance(statistic, QuadraticStatistic):
         if domain is not None and not isinstance(domain, Box):
-            raise TypeError(f"The 'domain' parameter of {owner} must be a Box (or None) for a QuadraticStatistic.")
+            raise TypeError(
+                f"The 'domain' parameter of {owner} must be a Box (or None) for a QuadraticStatistic. "
+                f"Got {type(domain).__name__} instead."
+            )
+        _check_width(X, len(statistic.lower), owner)
         X, _ = clip_count(X, statistic.lower, statistic.upper, owner)
         values = statistic(np.asarray(X.compute() if hasattr(X, "compute") else X))
         names = tuple(statistic.names)
     elif callable(statistic) and isinstance(domain, FiniteDomain):
         A = np.asarray(X.compute() if hasattr(X, "compute") else X)
+        _check_width(A, domain.records.shape[1], owner)
         member = (A[:, None, :] == domain.records[None, :, :]).all(axis=2).any(axis=1)
         if not member.all():
             raise ValueError(
@@ -84,3 +91,11 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
     choice = choose_mechanism(space, epsilon)
     out = choice.mechanism.release(values.sum(axis=0), rng=rng, accountant=accountant, label=label or "statistic")
     return replace(out, gain=choice.gain, names=names)
+
+
+def _check_width(X, d, owner):
+    if X.shape[1] != d:
+        raise ValueError(
+            f"The 'data' parameter of {owner} must have one column per coordinate of a record ({d}, as the declared "
+            f"domain). Got {X.shape[1]} columns instead."
+        )
