@@ -100,7 +100,13 @@ def _dask_columns(x, owner, name):
     import dask
     import dask.array as da
 
-    arr = x.to_dask_array(lengths=True) if hasattr(x, "to_dask_array") else x
+    if hasattr(x, "to_dask_array"):  # a Dask Series or DataFrame: refuse text before converting it
+        dtypes = [x.dtypes] if hasattr(x.dtypes, "kind") else list(x.dtypes)  # a Series has one dtype
+        bad = [dt for dt in dtypes if getattr(dt, "kind", "O") not in "biuf"]
+        if bad:
+            raise param_error(name, owner, "an array of real numbers", f"a Dask column of dtype {bad[0]}", TypeError)
+        x = x.to_dask_array(lengths=True)
+    arr = x
     if not isinstance(arr, da.Array) or arr.ndim not in (1, 2):
         raise param_error(name, owner, "a 1-D or 2-D array of numbers", type(x).__name__, TypeError)
     if arr.dtype.kind not in "biuf":  # astype(float) would fail only later, inside compute

@@ -160,8 +160,12 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
         The budget, in (0, inf).
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`histogram`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -180,7 +184,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(X, owner, "X")
-    if isinstance(bins, (str, bytes)) or not hasattr(bins, "__len__") or np.ndim(bins) == 0:
+    if not isinstance(bins, (list, tuple, np.ndarray)) or (isinstance(bins, np.ndarray) and bins.ndim == 0):
         raise ValueError(
             f"The 'bins' parameter of {owner} must be a sequence of declared edges, one array per column (a "
             f"number of bins would be read from the data's range). Got {bins!r} instead."
@@ -221,8 +225,12 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         Under replace-one neighbours the totals sum to n d (d - 1) / 2, public: the first
         d - 1 are released with the exact permutohedron ball
         (:class:`~knorm.geometry.VoteBall`) and the last is rebuilt.
-    accountant, rng, label
-        As for :func:`histogram`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------

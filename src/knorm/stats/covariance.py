@@ -217,8 +217,12 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
         Delta degrees of freedom.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`mean_and_covariance`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -257,6 +261,13 @@ def covariance_matrix(upper):
     Returns
     -------
     ndarray of shape (p, p)
+        The symmetric matrix with that upper triangle.
+
+    Examples
+    --------
+    >>> covariance_matrix([1.0, 0.5, 2.0])
+    array([[1. , 0.5],
+           [0.5, 2. ]])
     """
     upper = np.asarray(upper, dtype=float)
     p = int(round((math.sqrt(8 * len(upper) + 1) - 1) / 2))

@@ -241,8 +241,12 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         A record with more ones is an error, whatever the data (the rule is declared).
     neighbours : {'add_remove', 'replace'}, default 'add_remove'
         The neighbouring relation (the number of records is public under replace-one).
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -305,8 +309,12 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours n is public and the sums are released; under
         add/remove n is private, so the count is released jointly with the sums.
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -336,10 +344,10 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     p = X.shape[1]
     lo, hi = check_bounds(bounds, p, owner)
     names = tuple(f"mean x{j + 1}" for j in range(p))
+    X, _ = clip_count(X, lo, hi, owner)  # here, so that a warning names mean
     if neighbours == "replace":
         raw = sum(X, (lo, hi), epsilon=epsilon, accountant=accountant, rng=rng, label=label or "mean: sum")
         return raw.postprocess(MeanFromSums(n=n_records(X)), label=label or "mean", names=names)
-    X, _ = clip_count(X, lo, hi, owner)
     value = np.concatenate([[n_records(X)], total(X)])
     space, space_names = _linear_space(lo, hi, neighbours, with_count=True)
     ball = _count_sum_ball(lo, hi)
@@ -397,8 +405,12 @@ def moments(x, bounds, *, epsilon, order=2, neighbours="replace", accountant=Non
         1 releases the sum only (:func:`sum`).
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the count n is released too: (n, sum x, sum x^2).
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -519,8 +531,12 @@ def var(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
         Delta degrees of freedom, as in :func:`numpy.var`.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -528,6 +544,17 @@ def var(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
         (mean, variance), post-processed from :func:`moments` (its ``parent``). The variance
         is clipped at 0 (a noisy S2 - S1^2 / n can be negative; clipping biases it upwards
         near 0). Intervals push the public noise law through the post-processing.
+
+    Notes
+    -----
+    The variance is max(S2 - S1^2 / n, 0) / (n - ddof) of the released moments (S1, S2)
+    (under add/remove, n is the released count, floored at ddof + 1; ddof is then not
+    compared with the private n). ``conf_int`` takes the equal-tailed quantiles of this map
+    applied to R - V* over draws V* of the public noise law: a plug-in, since the map is
+    not linear. Simulated coverage of ``conf_int(0.1)`` is nominal away from 0 (0.90 for
+    the mean and the variance over 2,000 releases, n = 2,000, eps = 0.5), but at a
+    variance of 0 about half the draws are clipped, the lower end is 0 and the interval
+    over-covers (0.988 over 1,000 releases of a constant column, n = 50, eps = 0.5).
 
     Examples
     --------
@@ -568,8 +595,12 @@ def std(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
         Delta degrees of freedom.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
