@@ -465,7 +465,7 @@ eps / 9 (3 columns, 6 products with their box's bounds); `tools.histogram(x, eps
 **Why some rows miss.** *The mean of the pair*: knorm spends the whole eps on one release of
 (sum x, sum x^2) through the exact hull, optimal for the pair in the volume order (paper Theorem
 "Optimal K-mech"), not for each coordinate. The hull's marginal on sum x has median |V_1| =
-0.965 (hi - lo) / (2 eps) (Monte Carlo of the public law), against (hi - lo) ln 2 / (eps / 2) for
+0.965 (hi - lo) / eps (Monte Carlo of the public law; on the sum), against (hi - lo) ln 2 / (eps / 2) for
 diffprivlib's mean at eps / 2: a ratio of 0.70 whatever the data, while the variance gets 0.1-0.2.
 The medians of {reps} releases move each ratio by about 10-15 %. *Histograms*: diffprivlib adds
 two-sided geometric (integer) noise, of mean absolute error 2 e^-eps / (1 - e^-2 eps), against
