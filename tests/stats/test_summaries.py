@@ -17,6 +17,7 @@ from knorm.mechanisms import Release
 from knorm.noise import KNormNoise
 from knorm.stats._core import clip_count
 from knorm.stats._transforms import VarianceFromMoments
+from knorm.stats.summaries import _linear_space
 from tests.settings import SEED, Z_MAX
 from tests.stats._helpers import CONTAINERS, container, noiseless, root
 
@@ -93,6 +94,23 @@ def test_sum_ball_is_the_hull_of_the_sensitivity_space(neighbours):
     assert release.sensitivity.value == 1.0 and release.sensitivity.kind == "exact"
     assert float(release.ball.volume()) == pytest.approx(ConvexHull(points).volume, rel=1e-9)
     assert float(release.ball.volume()) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("neighbours", NEIGHBOURS)
+@pytest.mark.parametrize("with_count", [False, True])
+def test_closed_form_support_of_sums_equals_brute_force_over_the_corners(neighbours, with_count):
+    lo, hi = np.array([0.0, -1.0, 2.0]), np.array([1.0, 3.0, 5.0])
+    space, _ = _linear_space(lo, hi, neighbours, with_count=with_count)
+    corners = np.array(np.meshgrid(*zip(lo, hi), indexing="ij")).reshape(3, -1).T
+    if with_count:
+        corners = np.column_stack([np.ones(len(corners)), corners])
+    points = (corners[:, None] - corners[None]).reshape(-1, corners.shape[1]) if neighbours == "replace" else corners
+    points = np.vstack([points, -points])
+    c = np.random.default_rng(SEED).normal(size=(200, corners.shape[1]))
+    np.testing.assert_allclose(space.support(c), (c @ points.T).max(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", space.extreme_points(c), c), space.support(c), rtol=1e-12)
+    for q in (1, 2, math.inf):  # the registered closed forms against brute force
+        assert space.sensitivity(q).value == pytest.approx(np.linalg.norm(points, ord=q, axis=1).max(), rel=1e-12)
 
 
 def test_sum_beyond_ten_columns_under_add_remove_uses_the_symmetric_box():

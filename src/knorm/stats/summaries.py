@@ -42,7 +42,8 @@ _MAX_EXACT_COLUMNS = 10
 class _LinearSupport:
     """Support function and extreme points of S_T for t(x) = x or (1, x) on the box [lo, hi].
 
-    Replace-one: S_T = box - box = [-w, w], w = hi - lo, so h(c) = sum |c_j| w_j.
+    Replace-one: S_T = box - box = [-w, w], w = hi - lo (and 0 for the count), so
+    h(c) = sum |c_j| w_j.
     Add/remove: S_T = P u -P with P = t(box), so h(c) = max(h_P(c), h_P(-c)) and
     h_P(c) = c_0 + sum_j max(c_j lo_j, c_j hi_j) (c_0 only with the count). Closed forms,
     so nothing enumerates the 2^p corners (picklable).
@@ -60,14 +61,14 @@ class _LinearSupport:
 
     def __call__(self, c):
         c = np.atleast_2d(c)
-        if self.neighbours == "replace":
-            return np.abs(c) @ (self.hi - self.lo)
+        if self.neighbours == "replace":  # the count, if any, does not change: n is public
+            return np.abs(c[:, self.with_count :]) @ (self.hi - self.lo)
         return np.maximum(self._top(c)[0], self._top(-c)[0])
 
     def extreme_points(self, c):
         c = np.atleast_2d(c)
         if self.neighbours == "replace":
-            return np.where(c >= 0, 1.0, -1.0) * (self.hi - self.lo)
+            return np.where(c >= 0, 1.0, -1.0) * np.concatenate([[0.0] * self.with_count, self.hi - self.lo])
         (hp, xp), (hm, xm) = self._top(c), self._top(-c)
         return np.where((hp >= hm)[:, None], xp, -xm)
 
