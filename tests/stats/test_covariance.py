@@ -54,13 +54,13 @@ def test_second_moment_ball_contains_the_sensitivity_space_of_three_columns():
 
 
 def test_second_moment_ball_is_an_outer_ball_of_the_hull_within_a_stated_factor():
-    # p = 2 (dimension 5): qhull of S_T over a 9-level grid vs the ball's (Monte Carlo) volume.
+    # p = 2 (dimension 5): qhull of S_T over a 7-level grid vs the ball's (Monte Carlo) volume.
     lo, hi = np.array([0.0, -1.0]), np.array([2.0, 1.0])
-    values = record_values(dp.mean_and_covariance, grid_records(lo, hi, 9), bounds=(lo, hi), epsilon=1.0)
+    values = record_values(dp.mean_and_covariance, grid_records(lo, hi, 7), bounds=(lo, hi), epsilon=1.0)
     hull = ConvexHull(sensitivity_space(values, "replace")).volume
     ball = second_moment_ball(lo, hi)
-    ratio = (float(ball.volume(rng=0, n_samples=400_000)) / hull) ** (1 / 5)
-    assert 1.0 < ratio < 1.25  # measured 1.09: the epsilon cost of the outer ball over the hull
+    ratio = (float(ball.volume(rng=0, n_samples=200_000)) / hull) ** (1 / 5)
+    assert 1.0 < ratio < 1.25  # measured 1.09 (1.087 with 13 levels): the ball's epsilon cost over the hull
 
 
 def test_released_covariance_is_positive_semi_definite_even_when_noise_dominates(X):
