@@ -39,4 +39,5 @@ SECTIONS = {
     "peers": "benchmarks.bench_peers",
     "regression": "benchmarks.bench_regression",
     "dask": "benchmarks.bench_dask",
+    "stats": "benchmarks.bench_stats",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, rank_mechanisms
 
-__all__ = ["as_columns", "check_bounds", "check_neighbours", "clip_count", "publish", "total"]
+__all__ = ["as_columns", "check_bounds", "check_ddof", "check_neighbours", "clip_count", "publish", "total"]
 
 #: Warn the curator when more than this fraction of the values was clipped.
 CLIP_WARNING_FRACTION = 0.05
@@ -24,6 +25,20 @@ def check_neighbours(neighbours, owner):
     if neighbours not in ("replace", "add_remove"):
         raise param_error("neighbours", owner, "'replace' or 'add_remove'", neighbours)
     return neighbours
+
+
+def check_ddof(ddof, n, owner):
+    """Return ``ddof`` if it is an int >= 0, and below ``n`` when n is public (not None).
+
+    Under add/remove neighbours n is private: ddof is then not compared with it (that
+    would be a data-dependent error); the released count is floored at ddof + 1 instead.
+    """
+    if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral):
+        raise param_error("ddof", owner, "an int >= 0", ddof, TypeError)
+    if ddof < 0 or (n is not None and ddof >= n):
+        rule = "an int >= 0" if n is None else f"an int in the range [0, {n - 1}] (below the number of records n = {n})"
+        raise param_error("ddof", owner, rule, ddof)
+    return int(ddof)
 
 
 def check_bounds(bounds, p, owner, name="bounds"):
@@ -57,14 +72,7 @@ def as_columns(x, owner, name="x", *, ndim=None):
     DataFrames. NaN is refused (nothing is silently dropped); so is an empty column.
     """
     if _is_dask(x):
-        import dask.array as da
-
-        arr = x.to_dask_array(lengths=True) if hasattr(x, "to_dask_array") else x
-        arr = arr.astype(float)
-        arr = arr[:, None] if arr.ndim == 1 else arr
-        if not isinstance(arr, da.Array) or arr.ndim != 2:
-            raise param_error(name, owner, "a 1-D or 2-D array of numbers", type(x).__name__, TypeError)
-        return arr
+        return _dask_columns(x, owner, name)
     with numeric_input(owner, TypeError, **{name: x}):
         arr = np.asarray(x, dtype=float)
     if arr.ndim == 1:
@@ -75,11 +83,42 @@ def as_columns(x, owner, name="x", *, ndim=None):
         raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
     if arr.shape[1] == 0:
         raise param_error(name, owner, "an array with at least one column", f"shape {np.shape(x)}")
-    if np.isnan(arr).any():
+    _refuse_nan(int(np.isnan(arr).sum()), owner, name)
+    return arr
+
+
+def _refuse_nan(count, owner, name):
+    if count:
         raise ValueError(
             f"The {name!r} parameter of {owner} must not hold NaN: drop or impute the missing values first "
-            f"(nothing is dropped silently). Got {int(np.isnan(arr).sum())} NaN value(s) instead."
+            f"(nothing is dropped silently). Got {count} NaN value(s) instead."
         )
+
+
+def _dask_columns(x, owner, name):
+    """The Dask branch of :func:`as_columns`: the same rules, checked in one pass over the data."""
+    import dask
+    import dask.array as da
+
+    if hasattr(x, "to_dask_array"):  # a Dask Series or DataFrame: refuse text before converting it
+        dtypes = [x.dtypes] if hasattr(x.dtypes, "kind") else list(x.dtypes)  # a Series has one dtype
+        bad = [dt for dt in dtypes if getattr(dt, "kind", "O") not in "biuf"]
+        if bad:
+            raise param_error(name, owner, "an array of real numbers", f"a Dask column of dtype {bad[0]}", TypeError)
+        x = x.to_dask_array(lengths=True)
+    arr = x
+    if not isinstance(arr, da.Array) or arr.ndim not in (1, 2):
+        raise param_error(name, owner, "a 1-D or 2-D array of numbers", type(x).__name__, TypeError)
+    if arr.dtype.kind not in "biuf":  # astype(float) would fail only later, inside compute
+        raise param_error(name, owner, "an array of real numbers", f"a Dask array of dtype {arr.dtype}", TypeError)
+    arr = arr.astype(float)
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    if arr.shape[1] == 0:
+        raise param_error(name, owner, "an array with at least one column", f"shape {arr.shape}")
+    rows, nans = dask.compute(arr.shape[0] if isinstance(arr.shape[0], int) else arr[:, 0].size, da.isnan(arr).sum())
+    if int(rows) == 0:
+        raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
+    _refuse_nan(int(nans), owner, name)
     return arr
 
 
@@ -117,7 +156,7 @@ def n_records(arr):
     return int(arr.map_blocks(lambda b: np.array([len(b)]), chunks=(1,)).sum().compute())
 
 
-def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=(), owner="knorm.stats"):
+def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=(), owner="knorm.stats", key=None):
     """Release ``value`` with the best certified candidate ball, stating its gain over Laplace.
 
     Parameters
@@ -132,6 +171,12 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
         The budget.
     rng, accountant, label, names, owner
         As for :meth:`knorm.mechanisms.KNormMechanism.release`.
+    key : hashable, optional
+        The public inputs that determine ``space`` and ``candidates`` completely (the
+        function, its bounds or sizes, the neighbours). With a key, the choice (the best
+        ball, its certified sensitivity and the gain) is computed once per key: it depends
+        on nothing else, never on the data, and the sensitivities and Monte Carlo volumes
+        behind it can take seconds.
 
     Returns
     -------
@@ -142,14 +187,31 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
     epsilon = check_positive(epsilon, "epsilon", owner)
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
-    mechanisms = {name: KNormMechanism(ball, space.sensitivity(ball), epsilon) for name, ball in candidates.items()}
+    best, sensitivity, gain = _choose(candidates, space, key)
+    mechanism = KNormMechanism(candidates[best], sensitivity, epsilon)
+    release = mechanism.release(value, rng=rng, accountant=accountant, label=label)
+    return replace(release, ball_name=best, gain=gain, names=tuple(names))
+
+
+_CHOICES: dict = {}
+_MAX_CHOICES = 256
+
+
+def _choose(candidates, space, key):
+    """(best candidate in the volume order, its certified sensitivity, its gain over 'l1')."""
+    full_key = None if key is None else (key, space.dim, tuple(candidates))
+    if full_key is not None and full_key in _CHOICES:
+        return _CHOICES[full_key]
+    # Epsilon scales every candidate alike, so the order and the gain do not depend on it.
+    mechanisms = {name: KNormMechanism(ball, space.sensitivity(ball), 1.0) for name, ball in candidates.items()}
     report = rank_mechanisms(mechanisms)
     factors = {r["name"]: r["epsilon_factor"] for r in report.rows}
-    best = report.best
-    release = mechanisms[best].release(value, rng=rng, accountant=accountant, label=label)
-    from dataclasses import replace
-
-    return replace(release, ball_name=best, gain=factors["l1"] / factors[best], names=tuple(names))
+    choice = report.best, mechanisms[report.best].sensitivity, factors["l1"] / factors[report.best]
+    if full_key is not None:
+        if len(_CHOICES) >= _MAX_CHOICES:
+            _CHOICES.pop(next(iter(_CHOICES)))
+        _CHOICES[full_key] = choice
+    return choice
 
 
 def finite_or_nan(x):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from knorm._validation import check_positive
 from knorm.geometry import LpBall
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
 from knorm.stats._core import as_columns, check_neighbours, clip_count, n_records, publish, total
@@ -15,7 +16,10 @@ __all__ = ["histogram", "histogramdd", "vote"]
 
 
 def _check_edges(bins, owner, name="bins"):
-    edges = np.asarray(bins, dtype=float)
+    try:
+        edges = np.asarray(bins, dtype=float)
+    except (TypeError, ValueError):
+        edges = np.full(1, np.nan)  # not numbers: refused below with the same message
     if edges.ndim != 1 or len(edges) < 3 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
         raise ValueError(
             f"The {name!r} parameter of {owner} must be at least 3 strictly increasing finite edges (2 or more bins), "
@@ -53,12 +57,24 @@ def _release_counts(counts, n, neighbours, epsilon, *, accountant, rng, label, n
             label=label,
             names=names[:-1],
             owner=owner,
+            key=("histogram", k, neighbours),
         )
         return raw.postprocess(Expand(ball, n), label=label, names=names)
     # Add/remove: S_T = {+-e_i}, whose hull is the l1 ball (the cross-polytope), exactly.
     space = SensitivitySpace.from_support(k, _l1_dual, exact=True, hull=LpBall(k, 1), neighbours="add_remove")
     space.register_exact(LpBall(k, 1), 1.0, "S_T = {+-e_i}: the hull is the unit l1 ball")
-    return publish(counts, {}, space, epsilon, rng=rng, accountant=accountant, label=label, names=names, owner=owner)
+    return publish(
+        counts,
+        {},
+        space,
+        epsilon,
+        rng=rng,
+        accountant=accountant,
+        label=label,
+        names=names,
+        owner=owner,
+        key=("histogram", k, neighbours),
+    )
 
 
 def _l1_dual(c):
@@ -109,6 +125,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     ((5,), 1000)
     """
     owner = "knorm.stats.histogram"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(x, owner)
     if A.shape[1] != 1:
@@ -143,8 +160,12 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
         The budget, in (0, inf).
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`histogram`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -160,8 +181,14 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     (4,)
     """
     owner = "knorm.stats.histogramdd"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(X, owner, "X")
+    if not isinstance(bins, (list, tuple, np.ndarray)) or (isinstance(bins, np.ndarray) and bins.ndim == 0):
+        raise ValueError(
+            f"The 'bins' parameter of {owner} must be a sequence of declared edges, one array per column (a "
+            f"number of bins would be read from the data's range). Got {bins!r} instead."
+        )
     if len(bins) != A.shape[1]:
         raise ValueError(
             f"The 'bins' parameter of {owner} must give edges for each of the {A.shape[1]} columns. Got {len(bins)} instead."
@@ -198,8 +225,12 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         Under replace-one neighbours the totals sum to n d (d - 1) / 2, public: the first
         d - 1 are released with the exact permutohedron ball
         (:class:`~knorm.geometry.VoteBall`) and the last is rebuilt.
-    accountant, rng, label
-        As for :func:`histogram`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -216,13 +247,19 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     ((4,), 1200)
     """
     owner = "knorm.stats.vote"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
-    A = np.asarray(as_columns(scores, owner, "scores"))
+    A = as_columns(scores, owner, "scores")
+    A = np.asarray(A.compute() if hasattr(A, "compute") else A)
     n, d = A.shape
-    if d < 2 or not np.array_equal(np.sort(A, axis=1), np.broadcast_to(np.arange(d, dtype=float), A.shape)):
+    if d < 2:
         raise ValueError(
-            f"The 'scores' parameter of {owner} must hold one permutation of 0, ..., d - 1 per voter (d >= 2). "
-            "Got rows that are not instead."
+            f"The 'scores' parameter of {owner} must have one column per candidate, at least 2. Got {d} instead."
+        )
+    if not np.array_equal(np.sort(A, axis=1), np.broadcast_to(np.arange(d, dtype=float), A.shape)):
+        raise ValueError(
+            f"The 'scores' parameter of {owner} must hold one permutation of 0, ..., d - 1 per voter (the Borda "
+            "points given to the d candidates). Got rows that are not instead."
         )
     space = vote_space(d, neighbours=neighbours)
     ball = space.hull
@@ -238,6 +275,7 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         label=label or "vote",
         names=names[: ball.dim],
         owner=owner,
+        key=("vote", d, neighbours),
     )
     if neighbours == "add_remove":
         return raw

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
 import numpy as np
 
+from knorm._validation import check_positive
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import as_columns, check_bounds, check_neighbours, clip_count, n_records, publish, total
+from knorm.stats._core import (
+    as_columns,
+    check_bounds,
+    check_ddof,
+    check_neighbours,
+    clip_count,
+    n_records,
+    publish,
+    total,
+)
 from knorm.stats._transforms import CovarianceFromMoments
 
 __all__ = ["covariance", "covariance_matrix", "mean_and_covariance", "second_moment_ball"]
@@ -134,28 +145,31 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
     >>> release.names
     ('mean x1', 'mean x2', 'cov 1,1', 'cov 1,2', 'cov 2,2')
     """
-    owner = "knorm.stats.mean_and_covariance"
+    return _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, label, _OWNER)
+
+
+_OWNER = "knorm.stats.mean_and_covariance"
+
+
+def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, label, owner):
+    """:func:`mean_and_covariance`, naming ``owner`` in its errors."""
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(X, owner, "X")
     p = A.shape[1]
     if p < 2:
         raise ValueError(f"The 'X' parameter of {owner} must have at least 2 columns. Got {p} instead (use var).")
     lo, hi = check_bounds(bounds, p, owner)
+    with_count = neighbours == "add_remove"
+    check_ddof(ddof, None if with_count else n_records(A), owner)
     A, _ = clip_count(A, lo, hi, owner)
     pairs, lin, cross, sq = _layout(p)
-    with_count = neighbours == "add_remove"
-    t = _statistic(lo, hi, with_count)
     value = np.concatenate(
         [[n_records(A)] if with_count else [], total(A)]
         + [total(A[:, j] * A[:, k])[None] for j, k in pairs]
         + [total(A * A)]
     )
-    space = SensitivitySpace.additive(t, None, neighbours=neighbours)
-    candidates = {"linf": LpBall(space.dim, math.inf)}
-    if not with_count and p <= _MAX_KT_COLUMNS:
-        ball = second_moment_ball(lo, hi)
-        space.register_exact(ball, 1.0, "the K_T reading of errata item 5 carried to second moments; attained at 2 e_1")
-        candidates[ball.name] = ball
+    t, space, candidates = _setup(tuple(lo.tolist()), tuple(hi.tolist()), with_count)
     raw = publish(
         value,
         candidates,
@@ -166,11 +180,26 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
         label=label or "moments of the columns",
         names=tuple(t.names),
         owner=owner,
+        key=("mean_and_covariance", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
     )
     n = None if with_count else n_records(A)
     tri = np.triu_indices(p)
     names = tuple(f"mean x{j + 1}" for j in range(p)) + tuple(f"cov {j + 1},{k + 1}" for j, k in zip(*tri))
     return raw.postprocess(CovarianceFromMoments(p, n=n, ddof=ddof), label=label or "mean and covariance", names=names)
+
+
+@functools.lru_cache(maxsize=16)
+def _setup(lo, hi, with_count):
+    """(statistic, sensitivity space, candidate balls) for the declared box: public, built once per box."""
+    lo, hi = np.array(lo), np.array(hi)
+    t = _statistic(lo, hi, with_count)
+    space = SensitivitySpace.additive(t, None, neighbours="add_remove" if with_count else "replace")
+    candidates = {"linf": LpBall(space.dim, math.inf)}
+    if not with_count and len(lo) <= _MAX_KT_COLUMNS:
+        ball = second_moment_ball(lo, hi)
+        space.register_exact(ball, 1.0, "the K_T reading of errata item 5 carried to second moments; attained at 2 e_1")
+        candidates[ball.name] = ball
+    return t, space, candidates
 
 
 def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rng=None, label=None):
@@ -188,8 +217,12 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
         Delta degrees of freedom.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`mean_and_covariance`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -204,9 +237,7 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
     >>> covariance(X, (-1, 1), epsilon=1.0, rng=1).value.shape
     (6,)
     """
-    both = mean_and_covariance(
-        X, bounds, epsilon=epsilon, ddof=ddof, neighbours=neighbours, accountant=accountant, rng=rng, label=label
-    )
+    both = _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, label, "knorm.stats.covariance")
     p = int(round((math.sqrt(8 * len(both.value) + 9) - 3) / 2))  # p + p (p + 1) / 2 entries
     return both.postprocess(_DropMeans(p), label=label or "covariance", names=both.names[p:])
 
@@ -230,6 +261,13 @@ def covariance_matrix(upper):
     Returns
     -------
     ndarray of shape (p, p)
+        The symmetric matrix with that upper triangle.
+
+    Examples
+    --------
+    >>> covariance_matrix([1.0, 0.5, 2.0])
+    array([[1. , 0.5],
+           [0.5, 2. ]])
     """
     upper = np.asarray(upper, dtype=float)
     p = int(round((math.sqrt(8 * len(upper) + 1) - 1) / 2))

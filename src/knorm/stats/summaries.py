@@ -11,35 +11,88 @@ gain over Laplace in epsilon terms (``gain``).
 from __future__ import annotations
 
 import builtins
+import functools
 import math
+import numbers
 
 import numpy as np
 
-from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, Polytope
+from knorm._validation import check_positive, param_error
+from knorm.geometry import K2Ball, LinearImage, LpBall, Polytope
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace, count_space, sum_space
-from knorm.stats._core import as_columns, check_bounds, check_neighbours, clip_count, n_records, publish, total
+from knorm.stats._core import (
+    as_columns,
+    check_bounds,
+    check_ddof,
+    check_neighbours,
+    clip_count,
+    n_records,
+    publish,
+    total,
+)
 from knorm.stats._transforms import MeanFromSums, VarianceFromMoments
 
 __all__ = ["count", "mean", "moments", "std", "sum", "var"]
 
-# The exact hull of +-{(1, x) : x in [lo, hi]} is used for means under add/remove up to this
-# many columns (a polytope with 2^(p+1) vertices); beyond, a product of 2-D parallelograms.
+# The exact hull of box u -box (sums under add/remove) is a polytope on the 2^p corners up to
+# this many columns; beyond, the symmetric box (exact when the bounds are symmetric).
 _MAX_EXACT_COLUMNS = 10
 
 
+class _LinearSupport:
+    """Support function and extreme points of S_T for t(x) = x or (1, x) on the box [lo, hi].
+
+    Replace-one: S_T = box - box = [-w, w], w = hi - lo (and 0 for the count), so
+    h(c) = sum |c_j| w_j.
+    Add/remove: S_T = P u -P with P = t(box), so h(c) = max(h_P(c), h_P(-c)) and
+    h_P(c) = c_0 + sum_j max(c_j lo_j, c_j hi_j) (c_0 only with the count). Closed forms,
+    so nothing enumerates the 2^p corners (picklable).
+    """
+
+    def __init__(self, lo, hi, neighbours, with_count):
+        self.lo, self.hi, self.neighbours, self.with_count = lo, hi, neighbours, with_count
+
+    def _top(self, c):
+        """(h_P(c), the corner of P attaining it) for rows c."""
+        x = np.where(c[:, self.with_count :] >= 0, self.hi, self.lo)
+        if self.with_count:
+            x = np.column_stack([np.ones(len(c)), x])
+        return np.einsum("ij,ij->i", c, x), x
+
+    def __call__(self, c):
+        c = np.atleast_2d(c)
+        if self.neighbours == "replace":  # the count, if any, does not change: n is public
+            return np.abs(c[:, self.with_count :]) @ (self.hi - self.lo)
+        return np.maximum(self._top(c)[0], self._top(-c)[0])
+
+    def extreme_points(self, c):
+        c = np.atleast_2d(c)
+        if self.neighbours == "replace":
+            return np.where(c >= 0, 1.0, -1.0) * np.concatenate([[0.0] * self.with_count, self.hi - self.lo])
+        (hp, xp), (hm, xm) = self._top(c), self._top(-c)
+        return np.where((hp >= hm)[:, None], xp, -xm)
+
+
 def _linear_space(lo, hi, neighbours, *, with_count=False):
-    """The space of sum_i t(x_i), t(x) = x (or (1, x)) on the box [lo, hi]^p."""
+    """The space of sum_i t(x_i), t(x) = x (or (1, x)) on the box [lo, hi]^p, with exact l_p sensitivities.
+
+    Delta_p is ||w||_p (replace-one: the corner difference hi - lo) or the largest ||t(x)||_p
+    over the box (add/remove: the corner of largest |x_j|), in closed form.
+    """
     p = len(lo)
-    m = p + with_count
-    A = np.zeros((m, p, p))
-    b = np.zeros((m, p))
-    b[with_count + np.arange(p), np.arange(p)] = 1.0
-    const = np.zeros(m)
     names = (["n"] if with_count else []) + [f"sum x{j + 1}" for j in range(p)]
-    if with_count:
-        const[0] = 1.0
-    t = QuadraticStatistic(A, b, lo, hi, const=const, names=names)
-    return SensitivitySpace.additive(t, None, neighbours=neighbours), names
+    support = _LinearSupport(lo, hi, neighbours, with_count)
+    space = SensitivitySpace.from_support(
+        p + with_count, support, extreme_points=support.extreme_points, exact=True, neighbours=neighbours
+    )
+    if neighbours == "replace":
+        extreme, why = hi - lo, "the corner difference hi - lo"
+    else:
+        extreme = np.concatenate([[1.0] if with_count else [], np.maximum(np.abs(lo), np.abs(hi))])
+        why = "the corner of largest |x_j|"
+    for q in (1.0, 2.0, math.inf):
+        space.register_exact(LpBall(p + with_count, q), float(np.linalg.norm(extreme, ord=q)), why)
+    return space, names
 
 
 def _sum_ball(lo, hi, neighbours):
@@ -49,8 +102,8 @@ def _sum_ball(lo, hi, neighbours):
         return LinearImage(LpBall(p, math.inf), hi - lo, name="box hull")
     if p <= _MAX_EXACT_COLUMNS:  # Hull(box u -box): the symmetric hull of the box's corners
         corners = np.array(np.meshgrid(*zip(lo, hi), indexing="ij")).reshape(p, -1).T
-        if p == 1:
-            return LpBall(1, math.inf, radius=float(np.max(np.abs(corners))))
+        if p == 1:  # named like every other hull: publish keys the candidates by name
+            return LinearImage(LpBall(1, math.inf), [float(np.max(np.abs(corners)))], name="hull of +-box")
         return Polytope.from_points(corners, name="hull of +-box")
     return LinearImage(LpBall(p, math.inf), np.maximum(np.abs(lo), np.abs(hi)), name="symmetric box")
 
@@ -83,11 +136,16 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     Release
         The noisy sums, released with the exact hull of the sensitivity space: the box of
         the column widths under replace-one neighbours (paper Theorem "Optimal K-mech"), the
-        hull of the box and its mirror under add/remove (exact up to 10 columns).
+        hull of the box and its mirror under add/remove (exact up to 10 columns; beyond, the
+        symmetric box of max(|lo|, |hi|), which contains S_T and is the hull when the
+        bounds are symmetric).
 
     Notes
     -----
     Values outside the bounds are clipped (counted, and the curator warned above 5%).
+    The sensitivity space has a closed-form support function (h(c) = sum_j |c_j| (hi_j -
+    lo_j) under replace-one neighbours), so nothing enumerates the 2^p corners of the box:
+    any number of columns works.
 
     Examples
     --------
@@ -97,10 +155,13 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     (('sum x1',), 'box hull', 1.0)
     """
     owner = "knorm.stats.sum"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(x, owner)
     p = X.shape[1]
     lo, hi = check_bounds(bounds, p, owner)
+    if l0_bound is not None:
+        l0_bound = _check_l0_bound(l0_bound, p, owner)
     X, _ = clip_count(X, lo, hi, owner)
     value = total(X)
     names = tuple(f"sum x{j + 1}" for j in range(p))
@@ -127,13 +188,14 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
             label=label or "sum",
             names=names,
             owner=owner,
+            key=("sum ball", tuple(hi.tolist()), l0_bound, neighbours),
         )
     space, _ = _linear_space(lo, hi, neighbours)
     ball = _sum_ball(lo, hi, neighbours)
     space.register_exact(ball, 1.0, "the hull of S_T (box differences)" if neighbours == "replace" else "contains S_T")
     return publish(
         value,
-        {ball.name or "hull": ball, "linf": LpBall(p, math.inf)},
+        {ball.name: ball},  # the hull, or the symmetric box: inside Delta_inf B_inf, so linf never beats it
         space,
         epsilon,
         rng=rng,
@@ -141,7 +203,18 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
         label=label or "sum",
         names=names,
         owner=owner,
+        key=("sum", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
     )
+
+
+def _check_l0_bound(l0_bound, dim, owner):
+    """Return ``l0_bound`` if it is an int in [1, dim]."""
+    rule = f"an int in the range [1, {dim}] (the number of columns)"
+    if isinstance(l0_bound, bool) or not isinstance(l0_bound, numbers.Integral):
+        raise param_error("l0_bound", owner, rule, l0_bound, TypeError)
+    if not 1 <= l0_bound <= dim:
+        raise param_error("l0_bound", owner, rule, l0_bound)
+    return int(l0_bound)
 
 
 class _ScaledSupport:
@@ -169,8 +242,12 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         A record with more ones is an error, whatever the data (the rule is declared).
     neighbours : {'add_remove', 'replace'}, default 'add_remove'
         The neighbouring relation (the number of records is public under replace-one).
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -186,12 +263,14 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     (('count 1',), 1.0)
     """
     owner = "knorm.stats.count"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(x, owner)
     d = X.shape[1]
+    l0_bound = d if l0_bound is None else _check_l0_bound(l0_bound, d, owner)
     if not _all(((X == 0) | (X == 1)).all()):
         raise ValueError(f"The 'x' parameter of {owner} must hold 0/1 indicators. Got other values instead.")
-    space = count_space(d, d if l0_bound is None else l0_bound, neighbours=neighbours)
+    space = count_space(d, l0_bound, neighbours=neighbours)
     if not _all((X.sum(axis=1) <= space.hull.l0_bound).all()):
         raise ValueError(
             f"The 'x' parameter of {owner} must have at most l0_bound = {space.hull.l0_bound} ones per record (the "
@@ -208,6 +287,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         label=label or "count",
         names=names,
         owner=owner,
+        key=("count", d, l0_bound, neighbours),
     )
 
 
@@ -230,8 +310,12 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours n is public and the sums are released; under
         add/remove n is private, so the count is released jointly with the sums.
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -242,9 +326,9 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     Notes
     -----
     Under add/remove the statistic is (n, sum x): S_T = +-{(1, x) : x in the box}, whose hull
-    is the symmetric hull of the points (1, corner) (exact up to 10 columns; beyond, a
-    product of the 2-D parallelograms on (n, sum x_j), a certified ball containing S_T).
-    The mean is sum / max(noisy n, 1).
+    is exactly the image of the cube [-1, 1]^(p+1) under (t, s) -> (t, c t + a s), with
+    c = (hi + lo) / 2 and a = (hi - lo) / 2 (its section at count t is t c + [-a, a]), in
+    every dimension. The mean is sum / max(noisy n, 1).
 
     Examples
     --------
@@ -255,24 +339,23 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     (4.99, ('sum x1',))
     """
     owner = "knorm.stats.mean"
+    epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(x, owner)
     p = X.shape[1]
     lo, hi = check_bounds(bounds, p, owner)
     names = tuple(f"mean x{j + 1}" for j in range(p))
+    X, _ = clip_count(X, lo, hi, owner)  # here, so that a warning names mean
     if neighbours == "replace":
         raw = sum(X, (lo, hi), epsilon=epsilon, accountant=accountant, rng=rng, label=label or "mean: sum")
         return raw.postprocess(MeanFromSums(n=n_records(X)), label=label or "mean", names=names)
-    X, _ = clip_count(X, lo, hi, owner)
     value = np.concatenate([[n_records(X)], total(X)])
     space, space_names = _linear_space(lo, hi, neighbours, with_count=True)
     ball = _count_sum_ball(lo, hi)
-    space.register_exact(
-        ball, 1.0, "the symmetric hull of +-(1, corners): contains S_T, at a point of S_T on its boundary"
-    )
+    space.register_exact(ball, 1.0, "the hull of S_T = +-(1, box): L [-1, 1]^(p+1), with (1, hi) on its boundary")
     raw = publish(
         value,
-        {"count and sums": ball, "linf": LpBall(p + 1, math.inf)},
+        {ball.name: ball},  # the exact hull: nothing else can beat it
         space,
         epsilon,
         rng=rng,
@@ -280,18 +363,26 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
         label=label or "mean: count and sums",
         names=space_names,
         owner=owner,
+        key=("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
     )
     return raw.postprocess(MeanFromSums(), label=label or "mean", names=names)
 
 
 def _count_sum_ball(lo, hi):
+    """The exact hull of +-{(1, x) : x in [lo, hi]}: the cube's image under (t, s) -> (t, c t + a s).
+
+    With c = (hi + lo) / 2 and a = (hi - lo) / 2, the section of Hull(P u -P) at count
+    t = 2 lam - 1 is lam B - (1 - lam) B = t c + [-a, a] for the box B (the hull of two
+    convex sets is the union of their segments; Minkowski sums of boxes are boxes), which
+    is the section of L [-1, 1]^(p+1), L = [[1, 0], [c, diag(a)]]. Exact in every dimension,
+    with an exact sampler and volume 2^(p+1) prod a_j.
+    """
     p = len(lo)
-    if p <= _MAX_EXACT_COLUMNS:
-        corners = np.array(np.meshgrid(*zip(lo, hi), indexing="ij")).reshape(p, -1).T
-        pts = np.column_stack([np.ones(len(corners)), corners])
-        return Polytope.from_points(pts, name="hull of +-(1, x)")
-    cons = [([0, j + 1], Polytope.from_points([[1.0, lo[j]], [1.0, hi[j]]])) for j in range(p)]
-    return IntersectionBall(p + 1, cons, name="product of (n, sum x_j) hulls")
+    L = np.zeros((p + 1, p + 1))
+    L[0, 0] = 1.0
+    L[1:, 0] = (hi + lo) / 2.0
+    L[np.arange(1, p + 1), np.arange(1, p + 1)] = (hi - lo) / 2.0
+    return LinearImage(LpBall(p + 1, math.inf), L, name="hull of +-(1, x)")
 
 
 def _moment_map(lo, hi):
@@ -315,8 +406,12 @@ def moments(x, bounds, *, epsilon, order=2, neighbours="replace", accountant=Non
         1 releases the sum only (:func:`sum`).
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the count n is released too: (n, sum x, sum x^2).
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -340,15 +435,18 @@ def moments(x, bounds, *, epsilon, order=2, neighbours="replace", accountant=Non
     >>> release.ball_name, round(release.gain, 2)  # Laplace needs 5.39x the epsilon
     ('hull of (x, x^2)', 5.39)
     """
-    owner = "knorm.stats.moments"
-    if order not in (1, 2):
+    return _moments(x, bounds, epsilon, order, neighbours, accountant, rng, label, "knorm.stats.moments")
+
+
+def _moments(x, bounds, epsilon, order, neighbours, accountant, rng, label, owner):
+    """:func:`moments`, naming ``owner`` (moments, var or std) in its errors."""
+    if isinstance(order, bool) or order not in (1, 2):
         raise ValueError(f"The 'order' parameter of {owner} must be 1 or 2. Got {order!r} instead.")
+    epsilon = check_positive(epsilon, "epsilon", owner)
     if order == 1:
         return sum(x, bounds, epsilon=epsilon, neighbours=neighbours, accountant=accountant, rng=rng, label=label)
     neighbours = check_neighbours(neighbours, owner)
-    X = as_columns(x, owner)
-    if X.shape[1] != 1:
-        raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {X.shape[1]} columns instead.")
+    X = _one_column(x, owner)
     lo, hi = check_bounds(bounds, 1, owner)
     X, _ = clip_count(X, lo, hi, owner)
     count_coord = neighbours == "add_remove"
@@ -368,8 +466,7 @@ def moments(x, bounds, *, epsilon, order=2, neighbours="replace", accountant=Non
         candidates = {"hull of (x, x^2)": hull, "linf": LpBall(2, math.inf)}
     else:
         space = SensitivitySpace.additive(t, None, neighbours="add_remove")
-        outer = space.outer_hull(directions=_sphere(3, 2000), rng=0).outer
-        outer.name = "outer hull of +-(1, x, x^2)"
+        outer = _outer_moment_hull(float(lo[0]), float(hi[0]))
         candidates = {outer.name: outer, "linf": LpBall(3, math.inf)}
     return publish(
         value,
@@ -381,7 +478,35 @@ def moments(x, bounds, *, epsilon, order=2, neighbours="replace", accountant=Non
         label=label or "moments",
         names=tuple(names),
         owner=owner,
+        key=("moments", float(lo[0]), float(hi[0]), neighbours),
     )
+
+
+def _one_column(x, owner):
+    X = as_columns(x, owner)
+    if X.shape[1] != 1:
+        raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {X.shape[1]} columns instead.")
+    return X
+
+
+@functools.lru_cache(maxsize=32)
+def _outer_moment_hull(lo, hi):
+    """The certified outer hull of +-{(1, x, x^2) : x in [lo, hi]}, built once per declared domain.
+
+    It depends only on the public bounds; a build takes a few hundred milliseconds.
+    """
+    t = QuadraticStatistic(
+        np.array([[[0.0]], [[0.0]], [[1.0]]]),
+        np.array([[0.0], [1.0], [0.0]]),
+        [lo],
+        [hi],
+        const=[1.0, 0.0, 0.0],
+        names=["n", "sum x", "sum x^2"],
+    )
+    space = SensitivitySpace.additive(t, None, neighbours="add_remove")
+    outer = space.outer_hull(directions=_sphere(3, 2000), rng=0).outer
+    outer.name = "outer hull of +-(1, x, x^2)"
+    return outer
 
 
 def _sphere(m, n):
@@ -407,8 +532,12 @@ def var(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
         Delta degrees of freedom, as in :func:`numpy.var`.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -416,6 +545,17 @@ def var(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
         (mean, variance), post-processed from :func:`moments` (its ``parent``). The variance
         is clipped at 0 (a noisy S2 - S1^2 / n can be negative; clipping biases it upwards
         near 0). Intervals push the public noise law through the post-processing.
+
+    Notes
+    -----
+    The variance is max(S2 - S1^2 / n, 0) / (n - ddof) of the released moments (S1, S2)
+    (under add/remove, n is the released count, floored at ddof + 1; ddof is then not
+    compared with the private n). ``conf_int`` takes the equal-tailed quantiles of this map
+    applied to R - V* over draws V* of the public noise law: a plug-in, since the map is
+    not linear. Simulated coverage of ``conf_int(0.1)`` is nominal away from 0 (0.90 for
+    the mean and the variance over 2,000 releases, n = 2,000, eps = 0.5), but at a
+    variance of 0 about half the draws are clipped, the lower end is 0 and the interval
+    over-covers (0.988 over 1,000 releases of a constant column, n = 50, eps = 0.5).
 
     Examples
     --------
@@ -425,17 +565,20 @@ def var(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
     >>> release.names, bool(abs(release.value[1] - x.var()) < 0.1)
     (('mean', 'variance'), True)
     """
-    raw = moments(
-        x,
-        bounds,
-        epsilon=epsilon,
-        neighbours=neighbours,
-        accountant=accountant,
-        rng=rng,
-        label=label or "variance: moments",
-    )
-    n = n_records(as_columns(x, "knorm.stats.var")) if neighbours == "replace" else None
+    owner = "knorm.stats.var"
+    X, n = _checked_for_variance(x, epsilon, ddof, neighbours, owner)
+    raw = _moments(X, bounds, epsilon, 2, neighbours, accountant, rng, label or "variance: moments", owner)
     return raw.postprocess(VarianceFromMoments(n=n, ddof=ddof), label=label or "variance", names=("mean", "variance"))
+
+
+def _checked_for_variance(x, epsilon, ddof, neighbours, owner):
+    """(one column of x, n if public else None), with epsilon, neighbours and ddof checked first."""
+    check_positive(epsilon, "epsilon", owner)
+    neighbours = check_neighbours(neighbours, owner)
+    X = _one_column(x, owner)
+    n = n_records(X) if neighbours == "replace" else None
+    check_ddof(ddof, n, owner)
+    return X, n
 
 
 def std(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rng=None, label=None):
@@ -453,8 +596,12 @@ def std(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
         Delta degrees of freedom.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
-    accountant, rng, label
-        As for :func:`sum`.
+    accountant : PrivacyAccountant, optional
+        Charged before the noise is drawn.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing).
+    label : str, optional
+        What is released.
 
     Returns
     -------
@@ -468,10 +615,9 @@ def std(x, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rn
     >>> std(x, (0, 10), epsilon=1.0, rng=1).names
     ('mean', 'std')
     """
-    raw = moments(
-        x, bounds, epsilon=epsilon, neighbours=neighbours, accountant=accountant, rng=rng, label=label or "std: moments"
-    )
-    n = n_records(as_columns(x, "knorm.stats.std")) if neighbours == "replace" else None
+    owner = "knorm.stats.std"
+    X, n = _checked_for_variance(x, epsilon, ddof, neighbours, owner)
+    raw = _moments(X, bounds, epsilon, 2, neighbours, accountant, rng, label or "std: moments", owner)
     return raw.postprocess(VarianceFromMoments(n=n, ddof=ddof, std=True), label=label or "std", names=("mean", "std"))
 
 
