@@ -20,7 +20,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 project = "knorm"
 author = "knorm developers"
-copyright = "knorm developers"  # noqa: A001 (Sphinx's name)
+copyright = "knorm developers"
 version = release = knorm.__version__
 
 extensions = [
