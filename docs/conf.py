@@ -61,7 +61,7 @@ plot_include_source = True
 plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_formats = [("png", 110)]
-plot_rcparams = {"figure.autolayout": True, "font.size": 9}
+plot_rcparams = {"font.size": 9}
 plot_pre_code = "import numpy as np\nimport matplotlib.pyplot as plt\n"
 
 # -- HTML ------------------------------------------------------------------------------------------
