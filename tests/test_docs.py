@@ -32,7 +32,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-PAGES = [DOCS / "index.md", *sorted((DOCS / "guide").glob("*.md"))]
+PAGES = [DOCS / "index.md", *sorted((DOCS / "guide").glob("*.md"))]  # guide/index.md has no code: harmless
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
@@ -143,7 +143,7 @@ def run_block(kind, body, lineno, page, globs):
     return f"{page.name}:{lineno + 1}: a code block of kind {kind!r} is not executed; use pycon or console"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_page_examples(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     globs = {"__name__": f"docs.{page.stem}"}
@@ -159,7 +159,9 @@ PENDING = [(page, lineno, name, kind, body) for page in PAGES for kind, body, li
 
 
 @pytest.mark.parametrize(
-    ("page", "lineno", "name", "kind", "body"), PENDING, ids=[f"{p.stem}:{n + 1}" for p, n, *_ in PENDING]
+    ("page", "lineno", "name", "kind", "body"),
+    PENDING,
+    ids=[f"{p.relative_to(DOCS).as_posix()}:{n + 1}" for p, n, *_ in PENDING],
 )
 def test_pending_examples(page, lineno, name, kind, body, tmp_path, monkeypatch):
     if resolve(name) is None:
