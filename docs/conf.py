@@ -38,10 +38,11 @@ exclude_patterns = ["_build", "reproduction", "figures", "**/.ipynb_checkpoints"
 templates_path = ["_templates"]
 
 # -- MyST ------------------------------------------------------------------------------------------
-myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence"]
 # The generated pages (benchmarks.md, bad_inputs.md) link to their own sections GitHub-style.
 myst_heading_anchors = 4
-# benchmarks.md (generated) jumps from ## to ####; own_methods in autosummary_context cannot be pickled.
+# benchmarks.md (generated) jumps from ## to #### (tests/test_docs.py checks the hand-written pages
+# instead); own_methods in autosummary_context cannot be pickled.
 suppress_warnings = ["myst.header", "config.cache"]
 
 # -- API reference ---------------------------------------------------------------------------------
@@ -70,7 +71,7 @@ html_title = f"knorm {release}"
 html_static_path: list[str] = []
 html_theme_options = {
     "navbar_align": "left",
-    "header_links_before_dropdown": 6,
+    "header_links_before_dropdown": 7,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],

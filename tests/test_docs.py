@@ -191,3 +191,13 @@ def test_runner_detects_wrong_outputs(tmp_path):
     assert run_block("python", "print(1)\n", 0, page, {})
     assert run_block("bash", "rm -rf /\n", 0, page, {})
     assert console_commands("$ knorm a \\\n   --b c\nout\n$ knorm d\n") == [("knorm a  --b c", "out"), ("knorm d", "")]
+
+
+@pytest.mark.parametrize("page", [*PAGES, DOCS / "errata.md"], ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_headings_do_not_skip_levels(page):
+    """conf.py silences MyST's heading check for the generated benchmarks.md; the hand-written pages keep it."""
+    text = _FENCE.sub("", page.read_text())
+    levels = [len(m[1]) for m in re.finditer(r"^(#{1,6}) ", text, re.M)]
+    assert levels and levels[0] == 1, f"{page.name} must start with one '# ' title"
+    jumps = [(a, b) for a, b in zip(levels, levels[1:]) if b > a + 1]
+    assert not jumps, f"{page.name} skips heading levels: {jumps}"
