@@ -209,8 +209,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     the two releases compose to epsilon. Standard errors and intervals then come from
     a parametric bootstrap of the linearised release (:class:`~knorm.models.logistic_inference.LogisticInference`):
     they cover the sampling error and the privacy noise (V, gamma, the output noise),
-    use only the two releases and public quantities, and are deterministic (fixed
-    seed: Monte Carlo of public laws). Coverage of nominal 95% intervals on the
+    are centred on the estimate with the ridge term's shrinkage undone (theta + gamma
+    I^{-1} theta, in the original units), use only the two releases and public
+    quantities, and are deterministic (fixed seed: Monte Carlo of public laws). Coverage of nominal 95% intervals on the
     paper's simulation is in the ``logistic_intervals`` experiment.
 
     *Scaling.* Features are clipped to ``bounds_X``. With an intercept, they are
@@ -376,8 +377,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             fit = self._fit_multinomial(Z, y_idx, k, epsilon, rngs[0])
             thetas = np.vstack([np.zeros(m), fit["theta"].reshape(k - 1, m)])
         else:
+            labels = classes.tolist()
             fits = [
-                self._fit_binary(Z, (y_idx == c).astype(float), epsilon / k, rngs[c], f", class {classes[c]!r} vs rest")
+                self._fit_binary(Z, (y_idx == c).astype(float), epsilon / k, rngs[c], f", class {labels[c]!r} vs rest")
                 for c in range(k)
             ]
             fit = dict(fits[0], release=None, n_iter=max(f["n_iter"] for f in fits))
@@ -627,8 +629,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Standard errors of (intercept, coefficients), covering sampling error and privacy noise.
 
         Post-processing of ``releases_``: square roots of the diagonal of the linearised
-        covariance (:meth:`LogisticInference.covariance`), in the original units, the
-        intercept first when ``fit_intercept``.
+        covariance of the bias-corrected estimate that :meth:`conf_int` is centred on
+        (:meth:`~knorm.models.logistic_inference.LogisticInference.covariance`), in the
+        original units, the intercept first when ``fit_intercept``.
 
         Raises
         ------
@@ -652,8 +655,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_features + fit_intercept, 2)
             Lower and upper ends, the intercept first (as statsmodels with a leading
-            constant), then the features in order, in the original units. Basic
-            parametric-bootstrap intervals covering sampling error and privacy noise
+            constant), then the features in order, in the original units. Parametric
+            bootstrap intervals covering sampling error and privacy noise, centred on the
+            estimate with the ridge term's shrinkage undone, theta + gamma I^{-1} theta
             (:class:`~knorm.models.logistic_inference.LogisticInference`); deterministic.
 
         Raises
@@ -712,8 +716,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             ),
         ]
         notes = [
-            f"Intervals: basic parametric bootstrap ({BOOTSTRAP_DRAWS} draws, fixed seed) of the linearised release;",
-            "they cover sampling error and privacy noise and use released and public quantities only.",
+            "coef: the release. corrected: coef with the shrinkage of objective perturbation's ridge term undone;",
+            f"std err and the interval are the corrected estimate's: parametric bootstrap ({BOOTSTRAP_DRAWS} draws,",
+            "fixed seed) covering sampling error and privacy noise, from released and public quantities only.",
         ]
         if self.n_floored_:
             notes.append(
@@ -721,7 +726,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "information was too noisy there, and the intervals are wide. Spend a larger inference_share."
             )
         title = f"{_OWNER}: private (epsilon-DP) logistic regression by objective perturbation"
-        return InferenceSummary(title, names, coef, inf.bse(), inf.conf_int(alpha), alpha, terms, notes)
+        return InferenceSummary(title, names, coef, inf.estimate(), inf.bse(), inf.conf_int(alpha), alpha, terms, notes)
 
     # -- prediction --------------------------------------------------------------------------
     def decision_function(self, X):

@@ -128,14 +128,20 @@ class SoftmaxBall(NormBall):
     def _bounding_box(self):
         return np.ones(self.dim)
 
-    def _log_volume(self, rng=None, n_samples=None):
+    def _column_volume(self):
         r = self.n_classes - 1
-        log_c = gammaln(2 * r + 1) - 2 * gammaln(r + 1) - gammaln(r + 1)  # log binom(2r, r) / r!
+        return math.comb(2 * r, r) / math.factorial(r)  # exact integers, one rounding
+
+    def _log_volume(self, rng=None, n_samples=None):
+        log_c = math.log(self._column_volume())
         return Volume(self.n_features * log_c, exact=True, method="closed form: (binom(2r, r) / r!)^m")
 
     def _volume(self, rng=None, n_samples=None):
-        lv = self._log_volume()
-        return Volume(math.exp(lv), exact=True, method=lv.method)
+        method = "closed form: (binom(2r, r) / r!)^m"
+        try:
+            return Volume(self._column_volume() ** self.n_features, exact=True, method=method)
+        except OverflowError:
+            return Volume(math.inf, exact=True, method=method)
 
     def _sample_uniform(self, n, rng):
         r, m = self.n_classes - 1, self.n_features
