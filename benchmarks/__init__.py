@@ -34,6 +34,7 @@ SECTIONS = {
     "samplers": "benchmarks.bench_samplers",
     "regression_balls": "benchmarks.bench_regression_balls",
     "logistic_q": "benchmarks.bench_logistic_q",
+    "multiclass": "benchmarks.bench_multiclass",
     "linear": "benchmarks.bench_linear",
     "peers": "benchmarks.bench_peers",
     "regression": "benchmarks.bench_regression",

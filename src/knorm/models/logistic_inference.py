@@ -61,7 +61,7 @@ def auto_inference_share(n_samples, m, epsilon, sensitivity=0.5, *, neighbours="
     epsilon : float
         The whole budget of the fit.
     sensitivity : float, default 0.5
-        l_inf sensitivity of the released information vector
+        The l_inf sensitivity of the released information vector
         (:func:`~knorm.sensitivity.softmax.logistic_information_space`).
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
