@@ -79,6 +79,16 @@ def test_softmax_ball_sampler_is_uniform(k, m):
     assert stats.chisquare(counts, expected * len(s)).pvalue > ALPHA
 
 
+@pytest.mark.parametrize("k, m", [(2, 3), (3, 2), (10, 2)])
+def test_softmax_ball_second_moment(k, m):
+    # The closed form E||U||^2 (uniform in the ball) that auto_q uses, against 200k uniform
+    # draws: z-test, |z| <= Z_MAX (rate 6e-5).
+    ball = SoftmaxBall(k, m)
+    sq = (ball.sample_uniform(200_000, rng=SEED) ** 2).sum(axis=1)
+    z = (sq.mean() - ball.uniform_second_moment()) / (sq.std() / math.sqrt(len(sq)))
+    assert abs(z) <= Z_MAX
+
+
 def test_softmax_ball_for_two_classes_is_the_cube():
     ball, cube = SoftmaxBall(2, 4), LpBall(4, math.inf)
     u = np.random.default_rng(SEED).uniform(-2, 2, size=(100, 4))

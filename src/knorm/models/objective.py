@@ -31,6 +31,7 @@ _Q_GRID = np.linspace(0.005, 0.995, 199)
 _GAMMA_MIN = 1e-9
 # Fixed seed and size of the Monte Carlo E||V||_2^2 for balls without a closed form.
 _MC_SEED, _MC_SIZE = 20_240_601, 20_000
+_MC_CACHE: dict = {}
 
 
 def objective_gamma(lam, epsilon, q, *, rank=1):
@@ -128,15 +129,26 @@ def _unit_noise_second_moment(ball):
 
     Closed forms for l_p balls of radius r (V = R U, R ~ Gamma(m+1) and U ~
     Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, errata, facts):
-    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2.
-    Other balls: Monte Carlo with a fixed seed, so the value is deterministic.
+    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2; a ball
+    with a closed-form ``uniform_second_moment`` E||U||^2 (the softmax ball):
+    (m+1)(m+2) E||U||^2. Other balls: Monte Carlo with a fixed seed, so the value is
+    deterministic (cached by the ball's parameters).
     """
     m = ball.dim
     if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf):
         r2 = ball.radius**2
         return {math.inf: (m + 1) * (m + 2) * m / 3.0, 2.0: m * (m + 1.0), 1.0: 2.0 * m}[ball.p] * r2
+    uniform = getattr(ball, "uniform_second_moment", None)
+    if callable(uniform):
+        return (m + 1) * (m + 2) * float(uniform())
+    key = ball.cache_key
+    if key is not None and key in _MC_CACHE:
+        return _MC_CACHE[key]
     v = KNormNoise(ball, 1.0).public_law_sample(_MC_SIZE, seed=_MC_SEED)
-    return float(np.mean(np.einsum("ij,ij->i", v, v)))
+    value = float(np.mean(np.einsum("ij,ij->i", v, v)))
+    if key is not None:
+        _MC_CACHE[key] = value
+    return value
 
 
 def auto_q(n_samples, ball, sensitivity, epsilon, *, n_classes=2):

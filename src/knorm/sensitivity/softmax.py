@@ -143,6 +143,30 @@ class SoftmaxBall(NormBall):
         except OverflowError:
             return Volume(math.inf, exact=True, method=method)
 
+    def uniform_second_moment(self):
+        """Return E||U||_2^2 for U uniform in the ball, in closed form.
+
+        Returns
+        -------
+        float
+            m sum_s P(s) [s e(s) + (r - s) e(r - s)], with P(s) = binom(r, s)^2 /
+            binom(2r, r) the chance of s positive coordinates in a column and
+            e(j) = 2 / ((j + 1)(j + 2)) the mean square of a coordinate of a uniform
+            point of the corner simplex of dimension j (a Dirichlet(1, ..., 1)
+            coordinate). For k = 2 it is m / 3, the cube's.
+
+        Examples
+        --------
+        >>> SoftmaxBall(2, 3).uniform_second_moment()
+        1.0
+        """
+        r = self.n_classes - 1
+        total = 0.0
+        for s in range(r + 1):
+            e = sum(j * 2.0 / ((j + 1) * (j + 2)) for j in (s, r - s))
+            total += math.comb(r, s) ** 2 * e
+        return self.n_features * total / math.comb(2 * r, r)
+
     def _sample_uniform(self, n, rng):
         r, m = self.n_classes - 1, self.n_features
         cols = n * m
