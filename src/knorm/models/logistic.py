@@ -374,8 +374,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_releases = (1 + (share > 0)) if k == 2 else (k if self.multi_class == "ovr" else 1)
         self._check_budget(epsilon, n_releases)
         rngs = self._release_rngs(n_releases)
+        eps_info = epsilon * share
         if k == 2:
-            fit = self._fit_binary(Z, (y_idx == 1).astype(float), epsilon * (1 - share), rngs[0], "")
+            fit = self._fit_binary(Z, (y_idx == 1).astype(float), epsilon - eps_info, rngs[0], "")
             thetas = fit["theta"][None, :]
         elif self.multi_class == "multinomial":
             fit = self._fit_multinomial(Z, y_idx, k, epsilon, rngs[0])
@@ -391,20 +392,22 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             fit["releases"] = [f["release"] for f in fits]
             thetas = np.vstack([f["theta"] for f in fits])
 
+        releases = fit.get("releases", [fit["release"]])
+        info, n_floored, inference = None, 0, None
+        if share > 0:
+            info, n_floored, inference = self._release_inference(Z, fit, slope, shift, eps_info, rngs[1])
+            releases = [*releases, info]
+        # Every release is made: only now is the fit stored.
         p = X.shape[1]
         self.coef_ = thetas[:, :p] * slope
         self.intercept_ = thetas[:, p] + thetas[:, :p] @ shift if self.fit_intercept else np.zeros(len(thetas))
         self.classes_ = classes
         self.release_ = fit["release"]
-        releases = fit.get("releases", [fit["release"]])
+        self.releases_ = tuple(releases)
         self.sensitivity_ = fit["sensitivity"]
         self.gamma_, self.q_, self.epsilon_ = fit["gamma"], fit["q"], epsilon
         self.inference_share_ = share
-        self.information_release_, self.n_floored_, self._inference = None, 0, None
-        if share > 0:
-            self._release_inference(Z, fit, slope, shift, epsilon * share, rngs[1])
-            releases = [*releases, self.information_release_]
-        self.releases_ = tuple(releases)
+        self.information_release_, self.n_floored_, self._inference = info, n_floored, inference
         self.fit_diagnostics_ = diagnose(n, n_clipped, X.size, _OWNER, n_iter=fit["n_iter"], converged=fit["converged"])
         return self
 
@@ -471,7 +474,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
 
     def _release_inference(self, Z, fit, slope, shift, epsilon, rng):
-        """Release I(theta_DP) with l_inf noise and keep the bootstrap's inputs (public only)."""
+        """Release I(theta_DP) with l_inf noise; return it, its floored count and the bootstrap's inputs."""
         m = Z.shape[1]
         theta = fit["theta"]
         rows, cols, weights = information_layout_weights(m, neighbours=self.neighbours)
@@ -500,7 +503,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         transform[self.fit_intercept :, :p] = np.diag(slope)
         if self.fit_intercept:
             transform[0, :p], transform[0, p] = shift, 1.0
-        self._inference = LogisticInference(
+        inference = LogisticInference(
             theta,
             floored,
             fit["gamma"],
@@ -508,7 +511,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             KNormNoise(LpBall(m, 2), output_scale) if private else None,
             transform,
         )
-        self.information_release_, self.n_floored_ = release, n_floored
+        return release, n_floored, inference
 
     def _certified(self, space, ball):
         try:
