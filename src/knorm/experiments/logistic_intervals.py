@@ -87,7 +87,7 @@ def run(config):
     Parameters
     ----------
     config : Config
-        The run's settings (``quick``: 16 replicates instead of 1000, too few to judge
+        The run's settings (``quick``: 8 replicates instead of 1000, too few to judge
         the claims, which are then marked not run).
 
     Returns
@@ -99,7 +99,7 @@ def run(config):
     """
     import pandas as pd
 
-    reps = 16 if config.quick else 1000
+    reps = 8 if config.quick else 1000
     tasks = [(config.seed, r) for r in range(reps)]
     raw = pd.DataFrame([row for rows in pmap(_task, tasks, config, "logistic_intervals") for row in rows])
     dp = raw[raw.method == "DP (ours)"]
