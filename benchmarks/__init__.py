@@ -35,6 +35,7 @@ SECTIONS = {
     "lattice": "benchmarks.bench_lattice",
     "regression_balls": "benchmarks.bench_regression_balls",
     "logistic_q": "benchmarks.bench_logistic_q",
+    "multiclass": "benchmarks.bench_multiclass",
     "linear": "benchmarks.bench_linear",
     "peers": "benchmarks.bench_peers",
     "regression": "benchmarks.bench_regression",

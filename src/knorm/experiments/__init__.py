@@ -6,6 +6,7 @@ from knorm.experiments._runner import Claim, Config, Result
 EXPERIMENTS = {
     "example": "knorm.experiments.example21",
     "logistic": "knorm.experiments.logistic_sim",
+    "logistic_intervals": "knorm.experiments.logistic_intervals",
     "linear": "knorm.experiments.linear_sim",
     "realdata": "knorm.experiments.realdata",
     "cautionary": "knorm.experiments.cautionary",

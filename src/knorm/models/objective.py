@@ -13,38 +13,49 @@ from knorm.mechanisms import KNormMechanism, nonprivate_active
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
 from knorm.noise import KNormNoise
 
-__all__ = ["auto_q", "logistic_newton", "objective_gamma", "objective_perturbation", "perturbation_gamma"]
+__all__ = [
+    "auto_q",
+    "hessian_trace_bound",
+    "logistic_newton",
+    "objective_gamma",
+    "objective_perturbation",
+    "perturbation_gamma",
+]
 
-# Public constants of the q='auto' rule (see ``auto_q``): curvature of the mean
-# logistic loss at theta = 0 for features uniform on [-1, 1] (sigma' = 1/4 times
-# E x^2 = 1/3), and the q grid.
-_CURVATURE = 1.0 / 12.0
+# Public constants of the q='auto' rule (see ``auto_q``): the q grid. The curvature of the
+# mean loss at theta = 0 for features uniform on [-1, 1] is (k - 1) / (3 k^2) (1/12 for
+# two classes: sigma' = 1/4 times E x^2 = 1/3).
 _Q_GRID = np.linspace(0.005, 0.995, 199)
 # Below this gamma the objective is too flat for a certified minimiser (gamma underflows
 # at eps (1 - q) of a few hundred; the output noise covering tau / gamma explodes well before).
 _GAMMA_MIN = 1e-9
 # Fixed seed and size of the Monte Carlo E||V||_2^2 for balls without a closed form.
 _MC_SEED, _MC_SIZE = 20_240_601, 20_000
+_MC_CACHE: dict = {}
 
 
-def objective_gamma(lam, epsilon, q):
-    """Return the regularisation gamma = lambda / (exp(eps (1 - q)) - 1) of objective perturbation.
+def objective_gamma(lam, epsilon, q, *, rank=1):
+    """Return the regularisation gamma = lambda / (exp(eps (1 - q) / rank) - 1) of objective perturbation.
 
     Parameters
     ----------
     lam : float
         The bound lambda on the eigenvalues of the per-record Hessian (m / 4 for
-        the logistic loss on records in [-1, 1]^m).
+        the logistic loss on records in [-1, 1]^m); for a Hessian of rank r > 1, the
+        bound on the mean of its r largest eigenvalues (see Notes).
     epsilon : float
         The whole privacy budget.
     q : float or array_like
         Share of epsilon spent on the noise, in (0, 1).
+    rank : int, default 1
+        The largest rank r of a per-record Hessian (1 for binary logistic
+        regression, k - 1 for the multinomial loss with k classes).
 
     Returns
     -------
     float or ndarray
         The gamma of each q, computed as lambda exp(-x) / (1 - exp(-x)) with
-        x = eps (1 - q), so that it underflows to 0 instead of overflowing for huge eps.
+        x = eps (1 - q) / r, so that it underflows to 0 instead of overflowing for huge eps.
 
     Notes
     -----
@@ -52,6 +63,13 @@ def objective_gamma(lam, epsilon, q):
     q < 1: the objective is then non-convex and the mechanism not private. The proof
     needs 1 + lambda / gamma <= exp(eps (1 - q)), which this gamma meets with
     equality (errata item 1).
+
+    *Rank r.* The proof bounds det(I + C^{-1} M) for the per-record Hessian M and
+    C >= gamma I. As C^{-1} <= I / gamma, det(I + C^{-1} M) = det(I + M^{1/2} C^{-1}
+    M^{1/2}) <= det(I + M / gamma) = prod_i (1 + mu_i / gamma) over the r nonzero
+    eigenvalues mu_i of M. If their mean is at most lambda, the arithmetic-geometric
+    mean inequality gives prod_i (1 + mu_i / gamma) <= (1 + lambda / gamma)^r, which
+    is exp(eps (1 - q)) for this gamma. For r = 1 it is errata item 1.
 
     References
     ----------
@@ -63,9 +81,47 @@ def objective_gamma(lam, epsilon, q):
     >>> round(objective_gamma(7 / 4, 1.0, 0.5), 6)  # m = 7, eps = 1, q = 1/2
     2.697615
     """
-    x = epsilon * (1.0 - np.asarray(q, dtype=float))
+    x = epsilon * (1.0 - np.asarray(q, dtype=float)) / rank
     g = lam * np.exp(-x) / -np.expm1(-x)
     return float(g) if g.ndim == 0 else g
+
+
+def hessian_trace_bound(n_classes):
+    """Return T, the largest trace of diag(p) - p p' over class probabilities p (baseline dropped).
+
+    Parameters
+    ----------
+    n_classes : int
+        Number k >= 2 of classes.
+
+    Returns
+    -------
+    float
+        1/4 for k = 2, else 1 - 1/(k - 1).
+
+    Notes
+    -----
+    The per-record Hessian of the multinomial loss with the first class as baseline
+    is A kron z z' with A = diag(p) - p p', p in R^(k-1) the probabilities of the
+    other classes (p >= 0, s = sum p <= 1). Its nonzero eigenvalues are the
+    eigenvalues of A times ||z||^2 <= m, and tr A = s - ||p||^2 <= s - s^2 / (k - 1).
+    For k - 1 >= 2 this increases on [0, 1] and is at most 1 - 1/(k - 1) (equality at
+    p uniform over the k - 1 classes); for k = 2 it is s - s^2 <= 1/4 (at s = 1/2),
+    the binary sigma' <= 1/4 of paper Section 4.1. So the mean of the k - 1 eigenvalues
+    of a per-record Hessian is at most lambda = m T / (k - 1), the bound
+    :func:`objective_gamma` uses with rank k - 1.
+
+    References
+    ----------
+    Paper Section 4.1 (the binary bound lambda = m / 4).
+
+    Examples
+    --------
+    >>> hessian_trace_bound(2), hessian_trace_bound(3), round(hessian_trace_bound(10), 4)
+    (0.25, 0.5, 0.8889)
+    """
+    k = int(n_classes)
+    return 0.25 if k == 2 else 1.0 - 1.0 / (k - 1)
 
 
 def _unit_noise_second_moment(ball):
@@ -73,30 +129,46 @@ def _unit_noise_second_moment(ball):
 
     Closed forms for l_p balls of radius r (V = R U, R ~ Gamma(m+1) and U ~
     Uniform(K), or for l2 R ~ Gamma(m) times a unit direction, errata, facts):
-    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2.
-    Other balls: Monte Carlo with a fixed seed, so the value is deterministic.
+    l_inf (m+1)(m+2) m r^2 / 3; l2 m (m+1) r^2; l1 (iid Laplace(r)) 2 m r^2; a ball
+    with a closed-form ``uniform_second_moment`` E||U||^2 (the softmax ball):
+    (m+1)(m+2) E||U||^2. Other balls: Monte Carlo with a fixed seed, so the value is
+    deterministic (cached by the ball's parameters).
     """
     m = ball.dim
     if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf):
         r2 = ball.radius**2
         return {math.inf: (m + 1) * (m + 2) * m / 3.0, 2.0: m * (m + 1.0), 1.0: 2.0 * m}[ball.p] * r2
+    uniform = getattr(ball, "uniform_second_moment", None)
+    if callable(uniform):
+        return (m + 1) * (m + 2) * float(uniform())
+    key = ball.cache_key
+    if key is not None and key in _MC_CACHE:
+        return _MC_CACHE[key]
     v = KNormNoise(ball, 1.0).public_law_sample(_MC_SIZE, seed=_MC_SEED)
-    return float(np.mean(np.einsum("ij,ij->i", v, v)))
+    value = float(np.mean(np.einsum("ij,ij->i", v, v)))
+    if key is not None:
+        _MC_CACHE[key] = value
+    return value
 
 
-def auto_q(n_samples, ball, sensitivity, epsilon):
+def auto_q(n_samples, ball, sensitivity, epsilon, *, n_classes=2):
     """Return the q of the data-independent ``q='auto'`` rule, minimising a predicted squared error.
 
     Parameters
     ----------
-    n_samples : int
-        Number of records n (public under replace-one neighbours).
+    n_samples : int or None
+        Number of records n (public under replace-one neighbours). None (for
+        add/remove neighbours, where n is private) uses the limit n -> inf of the
+        same rule, which does not depend on n (see Notes).
     ball : NormBall
-        Unit ball K of the noise, of dimension m (intercept column included).
+        Unit ball K of the noise, of dimension d = (k - 1) m (m features with the
+        intercept column, k classes; d = m for two classes).
     sensitivity : float
         Gradient sensitivity Delta_K.
     epsilon : float
-        Privacy budget.
+        Budget of the objective-perturbation release.
+    n_classes : int, default 2
+        Number k of classes of the (multinomial) model.
 
     Returns
     -------
@@ -106,7 +178,7 @@ def auto_q(n_samples, ball, sensitivity, epsilon):
 
     Notes
     -----
-    Only (n, m, eps, K, Delta) enter; no record does, so choosing q this way costs
+    Only (n, d, k, eps, K, Delta) enter; no record does, so choosing q this way costs
     no privacy. In the scaled coordinates of the mechanism, the perturbed optimum
     theta_DP solves grad L_n(theta) + gamma theta + V = 0 (sum form), and the
     unperturbed MLE theta_hat solves grad L_n(theta) = 0. One Newton step from
@@ -119,15 +191,18 @@ def auto_q(n_samples, ball, sensitivity, epsilon):
 
         E||theta_DP - theta_hat||_2^2 ~ (gamma(q)^2 tau^2 + E||V||_2^2) / (n h + gamma(q))^2,
 
-    where gamma(q) = (m/4) / (exp(eps (1 - q)) - 1) (:func:`objective_gamma`) and
-    E||V||_2^2 = c_K (Delta / (eps q))^2 with c_K the second moment of unit-scale
-    noise (closed form for l_1, l_2, l_inf; a fixed-seed Monte Carlo otherwise).
-    The public constants are h = 1/12 (sigma'(0) = 1/4 times E x^2 = 1/3 for
-    features filling [-1, 1]) and tau^2 = ||theta_hat||^2 = m (coefficients of
-    order one in the scaled units). The rule trades the bias of a large gamma
-    (small q) against the noise of a small eps q (large q); it returns the
-    minimiser of that expression over the grid. It is a heuristic beyond the
-    paper, which leaves the choice of q under DP open (Section 4.2).
+    where gamma(q) is that of :func:`perturbation_gamma` and E||V||_2^2 =
+    c_K (Delta / (eps q))^2 with c_K the second moment of unit-scale noise (closed
+    form for l_1, l_2, l_inf; a fixed-seed Monte Carlo otherwise). The public
+    constants are h = (k - 1) / (3 k^2), the mean eigenvalue of the Hessian at
+    theta = 0 for features filling [-1, 1] (1/12 for k = 2: sigma'(0) = 1/4 times
+    E x^2 = 1/3), and tau^2 = ||theta_hat||^2 = d (coefficients of order one in the
+    scaled units). The rule trades the bias of a large gamma (small q) against the
+    noise of a small eps q (large q); it returns the minimiser of that expression
+    over the grid. As n -> inf the denominator is (n h)^2 whatever q, so the
+    minimiser of gamma(q)^2 tau^2 + E||V||_2^2 is the limit rule used when n is not
+    public. It is a heuristic beyond the paper, which leaves the choice of q under DP
+    open (Section 4.2).
 
     References
     ----------
@@ -138,34 +213,53 @@ def auto_q(n_samples, ball, sensitivity, epsilon):
     >>> from knorm.geometry import LpBall
     >>> auto_q(10_000, LpBall(7, float("inf")), 2.0, 1.0)
     0.77
+    >>> auto_q(None, LpBall(7, float("inf")), 2.0, 1.0)  # the n -> inf limit
+    0.765
     """
-    m = ball.dim
+    d = ball.dim
+    k = int(n_classes)
+    m = d // (k - 1)
     q = _Q_GRID
-    eps_op = (1.0 - OUTPUT_SHARE) * epsilon  # the output noise of the release takes the rest
-    gamma = objective_gamma(m / 4.0, eps_op, q)
-    noise = _unit_noise_second_moment(ball) * (sensitivity / (eps_op * q)) ** 2
-    risk = (gamma**2 * m + noise) / (n_samples * _CURVATURE + gamma) ** 2
+    gamma = perturbation_gamma(m, epsilon, q, n_classes=k)
+    noise = _unit_noise_second_moment(ball) * (sensitivity / ((1.0 - OUTPUT_SHARE) * epsilon * q)) ** 2
+    bias = gamma**2 * d
+    if n_samples is None:
+        risk = bias + noise
+    else:
+        curvature = (k - 1) / (3.0 * k * k)
+        risk = (bias + noise) / (n_samples * curvature + gamma) ** 2
     return round(float(q[np.argmin(risk)]), 3)
 
 
-def perturbation_gamma(m, epsilon, q):
+def perturbation_gamma(m, epsilon, q, *, n_classes=2):
     """Return the gamma of :func:`objective_perturbation`: errata item 1 at its share of epsilon.
 
     Parameters
     ----------
     m : int
-        Dimension of theta (intercept included); lambda = m / 4.
+        Number of features of the model (intercept included); lambda = m / 4 for two
+        classes.
     epsilon : float
         The whole budget of the release.
-    q : float
+    q : float or array_like
         Share of the objective-perturbation budget spent on the noise V.
+    n_classes : int, default 2
+        Number k of classes: the multinomial loss has per-record Hessians of rank
+        k - 1 whose mean eigenvalue is at most m T / (k - 1), T of
+        :func:`hessian_trace_bound`.
 
     Returns
     -------
-    float
-        (m/4) / (exp(eps_op (1 - q)) - 1) with eps_op = (1 - OUTPUT_SHARE) epsilon.
+    float or ndarray
+        (m T / r) / (exp(eps_op (1 - q) / r) - 1) with r = k - 1 and
+        eps_op = (1 - OUTPUT_SHARE) epsilon: (m/4) / (exp(eps_op (1 - q)) - 1) for two
+        classes (:func:`objective_gamma`).
     """
-    return objective_gamma(m / 4.0, (1.0 - OUTPUT_SHARE) * epsilon, q)
+    r = int(n_classes) - 1
+    eps_op = (1.0 - OUTPUT_SHARE) * epsilon
+    if r == 1:  # errata item 1 as printed there (the audit suite substitutes this very call)
+        return objective_gamma(m / 4.0, eps_op, q)
+    return objective_gamma(m * hessian_trace_bound(n_classes) / r, eps_op, q, rank=r)
 
 
 def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, theta0=None):
