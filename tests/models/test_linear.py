@@ -155,8 +155,10 @@ def test_floor_is_public_and_scales_with_noise():
     X, y = simulate(rng, 2000)
     reg = LinearRegression(epsilon=2.0, norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
     reg.fit(X, y)
-    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0))
+    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0, statistic="gram"))
     assert noise_floor("linf", 5, 1.0) == pytest.approx(2 * noise_floor("linf", 5, 2.0))
+    # The response square adds a coordinate to the noise, which grows with the dimension.
+    assert noise_floor("linf", 5, 2.0, statistic="gram") > noise_floor("linf", 5, 2.0)
     # The floor does not depend on the data: refit on other data, same floor.
     X2, y2 = simulate(rng, 500)
     assert clone(reg).fit(X2, y2).floor_ == reg.floor_
@@ -216,14 +218,14 @@ def test_fitted_attributes():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 500)
     reg = LinearRegression(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X[:, :2], y)
-    assert reg.norm_ == "cut" == auto_norm(2)
+    assert reg.norm_ == "cut" == auto_norm(2, "replace", "gram")
     # Certified bound from SensitivitySpace (exact value 1; the K_2 cylinders get a polar bound).
     assert reg.sensitivity_.value == pytest.approx(1.0, rel=1e-5) and reg.sensitivity_.certified
-    assert reg.statistic_noisy_.shape == (RegressionLayout(2).dim,)
+    assert reg.statistic_noisy_.shape == (RegressionLayout(2, response_square=True).dim,)
     assert reg.n_samples_ == 500 and reg.n_features_in_ == 2
     assert reg.coef_.shape == (2,) and isinstance(reg.intercept_, float)
     assert reg.noise_scale_ == reg.sensitivity_.value
-    d = RegressionLayout(5).dim
+    d = RegressionLayout(5, response_square=True).dim
     lin = LinearRegression(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
     assert lin.sensitivity_.value == pytest.approx(2.0)
     ar = LinearRegression(norm="linf", neighbours="add_remove", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
@@ -237,6 +239,28 @@ def test_auto_norm_thresholds():
     assert auto_norm(2) == "cut"
     assert auto_norm(16) == "linf"
     assert auto_norm(3, "add_remove") == "linf"
+    assert auto_norm(3, "replace", "gram") == "cut"
+
+
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
+def test_gram_statistic_extends_the_papers(neighbours):
+    # statistic='gram' releases the paper's T plus one last coordinate, the (doubled under
+    # replace) sum of squares of the scaled response; 'paper' releases the paper's T.
+    rng = np.random.default_rng(SEED)
+    X, y = simulate(rng, 300)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, neighbours=neighbours, random_state=0)
+    with nonprivate():
+        paper = LinearRegression(statistic="paper", **kw).fit(X, y)
+        gram = LinearRegression(**kw).fit(X, y)
+    assert gram.statistic == "gram"
+    assert_allclose(gram.statistic_noisy_[:-1], paper.statistic_noisy_, rtol=0, atol=0)
+    weight = 2.0 if neighbours == "replace" else 1.0
+    y_scaled = np.clip(y, *BOUNDS_Y_SIM) / BOUNDS_Y_SIM[1]
+    assert gram.statistic_noisy_[-1] == pytest.approx(weight * np.sum(y_scaled**2), rel=1e-12)
+    assert_allclose(gram.coef_, paper.coef_, rtol=1e-12)
+    # With noise: the same sensitivity for l_inf (every coordinate 2 under replace).
+    noisy = [LinearRegression(statistic=st, **kw).fit(X, y) for st in ("paper", "gram")]
+    assert noisy[0].sensitivity_.value == pytest.approx(noisy[1].sensitivity_.value)
 
 
 def test_pandas_equals_numpy_and_feature_names():
@@ -333,6 +357,7 @@ def test_shape_errors():
         (dict(bounds_X=(-1, np.inf)), r"The 'bounds_X' parameter of LinearRegression must have finite bounds"),
         (dict(norm="l3"), r"The 'norm' parameter of LinearRegression must be a str among"),
         (dict(postprocess="ridge"), r"The 'postprocess' parameter of LinearRegression must be a str among"),
+        (dict(statistic="full"), r"The 'statistic' parameter of LinearRegression must be a str among"),
         (dict(neighbours="swap"), r"The 'neighbours' parameter of LinearRegression must be a str among"),
         (
             dict(norm="kt", neighbours="add_remove"),

@@ -145,3 +145,72 @@ def test_l1_sensitivity_in_dimension_with_a_singleton_block():
     # d = 19 for p = 4: the last coordinate block has one coordinate (once crashed).
     s = linear_regression_space(4).sensitivity(1)
     assert s.kind == "bound" and s.lower <= s.value <= 2 * 19 * (1 + 1e-9)
+
+
+# -- the statistic completed by the response square (sum 2 y^2) ------------------------------
+SQUARE_PS = [1, 2, 5]
+
+
+@pytest.fixture(scope="module", params=SQUARE_PS, ids=[f"p={p}" for p in SQUARE_PS])
+def square_setting(request):
+    p = request.param
+    return (
+        p,
+        linear_regression_space(p, response_square=True),
+        kt_ball(p, response_square=True),
+        regression_cut_ball(p, response_square=True),
+    )
+
+
+def test_response_square_layout_appends_one_coordinate():
+    old, new = RegressionLayout(3), RegressionLayout(3, response_square=True)
+    assert new.dim == old.dim + 1 and new.yy == old.dim and new.names[:-1] == old.names
+    rng = np.random.default_rng(SEED)
+    X, y = rng.uniform(-1, 1, size=(40, 3)), rng.uniform(-1, 1, size=40)
+    T = new.from_data(X, y)
+    np.testing.assert_allclose(T[:-1], old.from_data(X, y))
+    assert T[-1] == pytest.approx(2 * np.sum(y**2)) and new.response_sum_of_squares(T) == pytest.approx(y @ y)
+    # from_blocks inverts gram_blocks, under both neighbour relations, vectorised.
+    for layout in (new, RegressionLayout(3, "add_remove", response_square=True)):
+        F = np.random.default_rng(1).standard_normal((4, layout.dim))
+        A, b = layout.gram_blocks(F, n=7.0)
+        np.testing.assert_allclose(layout.from_blocks(A, b, layout.response_sum_of_squares(F)), F, rtol=1e-12)
+    with pytest.raises(ValueError, match="response_square=True"):
+        old.response_sum_of_squares(T[:-1])
+
+
+def test_response_square_coordinate_sensitivities(square_setting):
+    p, space, _, _ = square_setting
+    # Every coordinate, 2 y^2 included, has replace-one sensitivity 2: l_inf changes only in dimension.
+    np.testing.assert_allclose(space.coordinate_sensitivities(), 2.0, rtol=1e-9)
+    assert space.sensitivity(np.inf).value == pytest.approx(2.0)
+
+
+def test_response_square_neighbours_inside_kt_and_cut_ball(square_setting):
+    # The completed S_T lies in the completed K_T and cut ball (Delta <= 1), and reaches
+    # their boundary; the registered exact value 1 is the computed one.
+    p, space, kt, (cut, _) = square_setting
+    u = adversarial_pairs(space, p, np.random.default_rng(SEED + 10 + p))
+    assert np.all(kt.norm(u) <= 1 + 1e-9) and np.all(cut.norm(u) <= 1 + 1e-9)
+    assert cut.norm(u).max() > 0.999
+    assert space.sensitivity(kt).value == 1.0 == space.sensitivity(cut).value
+    # The new cylinder binds: (sum y, sum 2 y^2) = (0, 2) from y: 0 -> 1 is on the K_2 boundary.
+    layout = RegressionLayout(p, response_square=True)
+    z0, z1 = np.zeros(p + 1), np.zeros(p + 1)
+    z1[p] = 1.0
+    d = space.statistic(z1) - space.statistic(z0)
+    assert d[layout.yy] == 2.0 and kt.norm(d) == pytest.approx(1.0)
+
+
+def test_response_square_cut_ball_keeps_the_cuts(square_setting):
+    # The same cuts (padded with a zero) and the same support values; strictly inside K_T.
+    p, _, kt, (cut, report) = square_setting
+    old, _ = regression_cut_ball(p)
+    G_old = old.constraints[0][1].halfspaces[0]
+    G_new = cut.constraints[0][1].halfspaces[0]
+    m = RegressionLayout(p).dim
+    # The rows are [G, -G, box, -box]: compare the cut rows, zero on the new coordinate.
+    n_cuts = report.n_cuts
+    np.testing.assert_allclose(G_new[:n_cuts, :m], G_old[:n_cuts], rtol=1e-12)
+    assert np.all(G_new[:n_cuts, m] == 0)
+    assert report.volume_ratio < 1 and kt.contains(report.witness) and not cut.contains(report.witness)
