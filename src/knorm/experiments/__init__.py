@@ -7,6 +7,7 @@ EXPERIMENTS = {
     "example": "knorm.experiments.example21",
     "logistic": "knorm.experiments.logistic_sim",
     "linear": "knorm.experiments.linear_sim",
+    "linear_intervals": "knorm.experiments.linear_intervals",
     "realdata": "knorm.experiments.realdata",
     "cautionary": "knorm.experiments.cautionary",
 }
