@@ -80,10 +80,11 @@ def test_intervals_depend_only_on_the_release():
         int(n_floored),
         reg.n_samples_,
         "eigen",
-        reg.norm_,
-        "replace",
-        "gram",
-        float(fm.layout.response_sum_of_squares(reg.statistic_noisy_)),
+        norm=reg.norm_,
+        neighbours="replace",
+        statistic="gram",
+        xy_share=fm.xy_share,
+        sum_y2=float(fm.layout.response_sum_of_squares(reg.statistic_noisy_)),
     )
     boot = parametric_bootstrap(rebuilt, (LO, HI), BY)
     assert_allclose(boot.conf_int(0.05), reg.conf_int(), rtol=0, atol=0)

@@ -155,7 +155,8 @@ def test_floor_is_public_and_scales_with_noise():
     X, y = simulate(rng, 2000)
     reg = LinearRegression(epsilon=2.0, norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
     reg.fit(X, y)
-    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0, statistic="gram"))
+    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0, statistic="gram", level=0.5))
+    assert noise_floor("linf", 5, 2.0, level=0.5) < noise_floor("linf", 5, 2.0)  # the median is below the 0.9-quantile
     assert noise_floor("linf", 5, 1.0) == pytest.approx(2 * noise_floor("linf", 5, 2.0))
     # The response square adds a coordinate to the noise, which grows with the dimension.
     assert noise_floor("linf", 5, 2.0, statistic="gram") > noise_floor("linf", 5, 2.0)
@@ -186,7 +187,7 @@ def _housing():
 
 
 def test_housing_eigen_floor_beats_pinv():
-    # Measured (200 draws, eps = 4, mechanism 'auto' = kt at p = 12): median error ~1.3
+    # Measured (200 draws, eps = 4, mechanism 'auto' = split at p = 12): median error ~1.3
     # ('eigen') vs ~3.6 ('pinv'), against ||beta_OLS|| ~1.7. Over 40 draws per rule the
     # medians are > 10 standard errors apart: failure rate far below 1e-6.
     X, y = _housing()
@@ -199,7 +200,7 @@ def test_housing_eigen_floor_beats_pinv():
     }
     assert med["eigen"] < 0.5 * med["pinv"]
     fit = LinearRegression(epsilon=4.0, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0).fit(X, y)
-    assert fit.norm_ == "kt" and fit.n_floored_ > 0  # the collinear log-count columns
+    assert fit.norm_ == "split" and fit.n_floored_ > 0  # the collinear log-count columns
     assert med["eigen"] < np.linalg.norm(ols(X, y))  # better than reporting zero
 
 
@@ -218,9 +219,11 @@ def test_fitted_attributes():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 500)
     reg = LinearRegression(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X[:, :2], y)
-    assert reg.norm_ == "cut" == auto_norm(2, "replace", "gram")
-    # Certified bound from SensitivitySpace (exact value 1; the K_2 cylinders get a polar bound).
-    assert reg.sensitivity_.value == pytest.approx(1.0, rel=1e-5) and reg.sensitivity_.certified
+    assert reg.norm_ == "split" and "xy share 0.47" in reg.release_.ball_name
+    # Delta = 1, exact (regression_split_ball, Notes; recomputed from the blocks in test_regression).
+    assert reg.sensitivity_.value == 1.0 and reg.sensitivity_.kind == "exact"
+    cut = LinearRegression(norm="cut", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X[:, :2], y)
+    assert cut.sensitivity_.value == 1.0 and cut.release_.ball_name == "K_T cut (p=2, y^2)"
     assert reg.statistic_noisy_.shape == (RegressionLayout(2, response_square=True).dim,)
     assert reg.n_samples_ == 500 and reg.n_features_in_ == 2
     assert reg.coef_.shape == (2,) and isinstance(reg.intercept_, float)
@@ -233,6 +236,20 @@ def test_fitted_attributes():
     assert ar.sensitivity_.value == pytest.approx(1.0)  # every add/remove coordinate has sensitivity 1
     assert ar.statistic_noisy_.shape == (d + 1,)
     assert ar.n_samples_ != 500 and abs(ar.n_samples_ - 500) < 100  # the released noisy count
+
+
+def test_split_share_is_a_parameter():
+    rng = np.random.default_rng(SEED)
+    X, y = simulate(rng, 300)
+    kw = dict(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
+    reg = LinearRegression(xy_share=0.5, **kw).fit(X, y)
+    assert reg.release_.ball_name == "split(p=5, y^2, xy share 0.5)"
+    assert reg.floor_ == pytest.approx(noise_floor("split", 5, 1.0, statistic="gram", xy_share=0.5, level=0.5))
+    # A larger response share puts more noise on the design block: a larger floor.
+    assert reg.floor_ > LinearRegression(xy_share=0.2, **kw).fit(X, y).floor_
+    assert LinearRegression(norm="cut", xy_share=0.5, **kw).fit(X, y).release_.ball_name == "K_T cut (p=5, y^2)"
+    with pytest.raises(ValueError, match=r"The 'xy_share' parameter of LinearRegression must be"):
+        LinearRegression(xy_share=1.0, **kw).fit(X, y)
 
 
 def test_auto_norm_thresholds():

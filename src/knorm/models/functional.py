@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knorm._validation import check_positive
+from knorm._validation import check_positive, check_probability
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, Release, choose_mechanism
 from knorm.noise import KNormNoise
 from knorm.sensitivity import RegressionLayout, kt_ball, linear_regression_space, regression_cut_ball
 from knorm.sensitivity.certificate import as_certified
+from knorm.sensitivity.regression import regression_split_ball
 
 __all__ = [
     "FunctionalRelease",
@@ -34,8 +35,8 @@ __all__ = [
 
 _OWNER = "functional_mechanism"
 _LP = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
-NORMS = (*_LP, "kt", "cut")
-REPLACE_ONLY = ("kt", "cut")
+NORMS = (*_LP, "kt", "cut", "split")
+REPLACE_ONLY = ("kt", "cut", "split")
 #: 'paper': the Section 5.1 statistic (no sum y^2); 'gram': the whole Gram matrix of (1, x, y).
 STATISTICS = ("paper", "gram")
 # 'auto' thresholds on p, from measured costs (Notes of auto_norm).
@@ -43,7 +44,7 @@ _P_CUT, _P_KT = 8, 15
 # Largest dimension where l1 / l2 sensitivities are computed by SensitivitySpace
 # (exact sign-vector enumeration for l1); beyond, the per-coordinate bound.
 _LP_SPACE_MAX_DIM = 14
-# Public Monte Carlo of the eigenvalue floor: fixed seed, draws, quantile level.
+# Public Monte Carlo of the eigenvalue floor: fixed seed, draws, default quantile level.
 _FLOOR_SEED, _FLOOR_DRAWS, _FLOOR_LEVEL = 20_240_601, 1000, 0.9
 
 
@@ -56,23 +57,29 @@ def _space(p, neighbours, statistic="paper"):
     return linear_regression_space(p, neighbours=neighbours, response_square=statistic == "gram")
 
 
-def _ball(name, p, neighbours, statistic="paper"):
+def _ball(name, p, neighbours, statistic="paper", xy_share=None):
     if name in _LP:
         return LpBall(_layout(p, neighbours, statistic).dim, _LP[name])
     square = statistic == "gram"
+    if name == "split":
+        return regression_split_ball(p, xy_share, response_square=square)
     return kt_ball(p, response_square=square) if name == "kt" else regression_cut_ball(p, response_square=square)[0]
 
 
 @functools.lru_cache(maxsize=64)
-def _certified(name, p, neighbours, statistic="paper"):
-    """(ball, certified Sensitivity) of the norm ``name``; cached per (name, p, neighbours, statistic)."""
-    space, ball = _space(p, neighbours, statistic), _ball(name, p, neighbours, statistic)
+def _certified(name, p, neighbours, statistic="paper", xy_share=None):
+    """(ball, certified Sensitivity) of the norm ``name``; cached per arguments."""
+    space, ball = _space(p, neighbours, statistic), _ball(name, p, neighbours, statistic, xy_share)
     if name in ("l1", "l2"):
         # The per-coordinate bound is cheap and within a few % of the block bound of
         # SensitivitySpace; that one is computed only where it is cheap or exact.
         sens = space.naive_sensitivity(_LP[name])
         if space.dim <= _LP_SPACE_MAX_DIM:
             sens = min(sens, space.sensitivity(ball), key=lambda s: s.value)
+    elif name == "split":
+        # Proof in regression_split_ball (Notes); split_sensitivity recomputes it from the blocks.
+        space.register_exact(ball, 1.0, "sum over blocks of weight x block sensitivity 1, attained at once")
+        sens = space.sensitivity(ball)
     else:
         sens = space.sensitivity(ball)
     return ball, as_certified(sens, _OWNER)
@@ -203,17 +210,17 @@ def auto_norm(p, neighbours="replace", statistic="paper"):
 
 
 @functools.lru_cache(maxsize=64)
-def _unit_floor(name, p, neighbours, statistic="paper"):
-    """Monte Carlo of the public noise law: the 0.9-quantile of ||E||_2 at unit scale."""
-    ball = _certified(name, p, neighbours, statistic)[0]
+def _unit_floor(name, p, neighbours, statistic="paper", xy_share=None, level=_FLOOR_LEVEL):
+    """Monte Carlo of the public noise law: the ``level``-quantile of ||E||_2 at unit scale."""
+    ball = _certified(name, p, neighbours, statistic, xy_share)[0]
     V = KNormNoise(ball, 1.0).public_law_sample(_FLOOR_DRAWS, seed=_FLOOR_SEED)
     # n is not noisy: 0 in its place leaves E the noise of the Gram block.
     E = _layout(p, neighbours, statistic).gram_blocks(V, n=0.0)[0]
     spec = np.max(np.abs(np.linalg.eigvalsh(E)), axis=1)
-    return float(np.quantile(spec, _FLOOR_LEVEL))
+    return float(np.quantile(spec, level))
 
 
-def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper"):
+def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy_share=None, level=_FLOOR_LEVEL):
     """Return the eigenvalue floor tau of ``postprocess='eigen'``: public, from the noise law only.
 
     Parameters
@@ -228,11 +235,17 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper"):
         The neighbouring relation.
     statistic : {'paper', 'gram'}, default 'paper'
         The released statistic (the response square adds a coordinate to the noise).
+    xy_share : float, optional
+        The response block's share of epsilon, for ``norm='split'`` (default
+        :func:`~knorm.sensitivity.auto_xy_share`).
+    level : float, default 0.9
+        The quantile (0.9 for :func:`functional_mechanism` and the paper's
+        experiments; :class:`~knorm.models.LinearRegression` uses the median, 0.5).
 
     Returns
     -------
     float
-        The 0.9-quantile of the spectral norm of the noise E added to the scaled
+        The ``level``-quantile of the spectral norm of the noise E added to the scaled
         Gram block of (1, x'), for noise scale Delta / epsilon (Monte Carlo with
         a fixed seed over 1000 draws of the public law, cached at unit scale; tau is
         linear in the scale).
@@ -245,8 +258,9 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper"):
     check_norm(norm, p, neighbours, "noise_floor")
     check_statistic(statistic, "noise_floor")
     epsilon = check_positive(epsilon, "epsilon", "noise_floor")
-    sens = _certified(norm, p, neighbours, statistic)[1].value
-    return _unit_floor(norm, p, neighbours, statistic) * sens / float(epsilon)
+    level = check_probability(level, "level", "noise_floor")
+    sens = _certified(norm, p, neighbours, statistic, xy_share)[1].value
+    return _unit_floor(norm, p, neighbours, statistic, xy_share, level) * sens / float(epsilon)
 
 
 @dataclass(frozen=True)
@@ -279,6 +293,8 @@ class FunctionalRelease:
         The neighbouring relation (under add/remove n is the first released coordinate).
     statistic : {'paper', 'gram'}, default 'paper'
         The released statistic: the paper's, or the one completed by sum y'^2.
+    xy_share : float or None, default None
+        The response block's share of epsilon under ``norm='split'`` (None: the default).
     sum_y2 : float or None, default None
         The released (noisy) sum of y'^2 of the scaled response, with
         ``statistic='gram'`` (post-processing of the release); None for the paper's.
@@ -294,6 +310,7 @@ class FunctionalRelease:
     norm: str = ""
     neighbours: str = "replace"
     statistic: str = "paper"
+    xy_share: float | None = None
     sum_y2: float | None = None
 
     @property
@@ -337,6 +354,8 @@ def functional_mechanism(
     neighbours="replace",
     postprocess="eigen",
     statistic="paper",
+    xy_share=None,
+    floor_level=_FLOOR_LEVEL,
     label="functional mechanism",
 ):
     """Release T once with K-norm noise, then post-process it into scaled Gram blocks.
@@ -366,6 +385,12 @@ def functional_mechanism(
     statistic : {'paper', 'gram'}, default 'paper'
         The paper's T, or T completed by sum 2 y'^2 (the whole Gram matrix of
         (1, x', y'), which identifies the residual variance).
+    xy_share : float, optional
+        With ``norm='split'``: the response block's share of epsilon, in (0, 1)
+        (default :func:`~knorm.sensitivity.auto_xy_share`).
+    floor_level : float, default 0.9
+        The quantile of the noise's spectral norm used as the floor of
+        ``postprocess='eigen'`` (:func:`noise_floor`).
     label : str, default "functional mechanism"
         Label of the release.
 
@@ -416,15 +441,22 @@ def functional_mechanism(
         T[layout.sq] *= 0.5
         if layout.yy is not None:
             T[layout.yy] *= 0.5
-    ball, sens = _certified(norm, p, neighbours, statistic)
+    if norm != "split":
+        xy_share = None
+    elif xy_share is not None:
+        xy_share = check_probability(xy_share, "xy_share", _OWNER)
+    floor_level = check_probability(floor_level, "floor_level", _OWNER)
+    ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
     release = KNormMechanism(ball, sens, epsilon).release(T, rng=rng, accountant=accountant, label=label)
-    tau = _unit_floor(norm, p, neighbours, statistic) * release.noise_scale if postprocess == "eigen" else 0.0
+    tau = 0.0
+    if postprocess == "eigen":
+        tau = _unit_floor(norm, p, neighbours, statistic, xy_share, floor_level) * release.noise_scale
     n_public = n if neighbours == "replace" else None
     A, b, n_floored = postprocess_release(release.value, layout, n_public, tau)
     n_samples = float(n) if neighbours == "replace" else float(release.value[layout.count])
     sum_y2 = float(layout.response_sum_of_squares(release.value)) if layout.yy is not None else None
     return FunctionalRelease(
-        release, A, b, tau, int(n_floored), n_samples, postprocess, norm, neighbours, statistic, sum_y2
+        release, A, b, tau, int(n_floored), n_samples, postprocess, norm, neighbours, statistic, xy_share, sum_y2
     )
 
 

@@ -95,9 +95,9 @@ class BootstrapResult:
 
 
 @functools.lru_cache(maxsize=16)
-def _unit_noise(norm, p, neighbours, statistic, n, seed):
+def _unit_noise(norm, p, neighbours, statistic, xy_share, n, seed):
     """Draws of the public noise law at unit scale, cached: the bootstrap's privacy noise."""
-    ball = _certified(norm, p, neighbours, statistic)[0]
+    ball = _certified(norm, p, neighbours, statistic, xy_share)[0]
     return KNormNoise(ball, 1.0).public_law_sample(n, seed=seed)
 
 
@@ -212,7 +212,9 @@ def parametric_bootstrap(fm, bounds_X, bounds_y, *, fit_intercept=True, n_bootst
 
     scale = fm.release.noise_scale
     if scale > 0:  # zero in the noise-free limit (knorm.mechanisms.nonprivate)
-        T_world = T_world + scale * _unit_noise(fm.norm, p, fm.neighbours, fm.statistic, n_bootstrap, _NOISE_SEED)
+        T_world = T_world + scale * _unit_noise(
+            fm.norm, p, fm.neighbours, fm.statistic, fm.xy_share, n_bootstrap, _NOISE_SEED
+        )
     n_public = n if layout.count is None else None
     A_b, b_b, _ = postprocess_release(T_world, layout, n_public, fm.floor)
     coef_b, icpt_b = solve_coefficients(
@@ -274,10 +276,13 @@ class RegressionSummary:
         name_w = max(12, *(len(n) for n in self.names))
         lines = ["Private linear regression (knorm)".center(width), "=" * width]
         items = list(self.privacy.items())
-        half = (len(items) + 1) // 2
-        for (k1, v1), right in zip(items[:half], items[half:] + [None]):
-            left = f"{k1 + ':':<14}{v1:>24}"
-            lines.append(left + ("" if right is None else f"  {right[0] + ':':<14}{right[1]:>24}"))
+        if max(len(v) for _, v in items) <= 24:  # two columns, as statsmodels
+            half = (len(items) + 1) // 2
+            for (k1, v1), right in zip(items[:half], items[half:] + [None]):
+                left = f"{k1 + ':':<14}{v1:>24}"
+                lines.append(left + ("" if right is None else f"  {right[0] + ':':<14}{right[1]:>24}"))
+        else:
+            lines += [f"{k + ':':<16}{v}" for k, v in items]
         lines.append("=" * width)
         lines.append(f"{'':<{name_w}}{'coef':>14}{'std err':>14}{lo_label:>14}{hi_label:>14}")
         lines.append("-" * width)
