@@ -35,6 +35,7 @@ SECTIONS = {
     "regression_balls": "benchmarks.bench_regression_balls",
     "logistic_q": "benchmarks.bench_logistic_q",
     "linear": "benchmarks.bench_linear",
+    "housing": "benchmarks.bench_housing",
     "peers": "benchmarks.bench_peers",
     "regression": "benchmarks.bench_regression",
     "dask": "benchmarks.bench_dask",
