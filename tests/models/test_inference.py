@@ -124,18 +124,19 @@ def test_standard_errors_match_the_spread_of_refits():
 
 
 def test_coverage_small_simulation():
-    # 150 datasets of n = 1000 at eps = 1 (l_inf): every interval of the three parameters
-    # must cover the truth about 95% of the time. Binomial(150, 0.95) lies in [133, 149]
-    # with probability ~0.9993 for each parameter; for 3 parameters the failure rate is
-    # ~2e-3 for a random seed. The full check is the linear_intervals experiment.
+    # 100 datasets of n = 1000 at eps = 1 (l_inf): every interval of the three parameters
+    # must cover the truth about 95% of the time. Binomial(100, 0.95) is >= 87 with
+    # probability 1 - 4.6e-4 for each parameter: failure rate < 1.4e-3 for a random seed.
+    # Too wide intervals are caught by test_standard_errors_match_the_spread_of_refits; the
+    # full check is the linear_intervals experiment.
     rng = np.random.default_rng(SEED + 2)
     truth = np.concatenate([[INTERCEPT], COEF])
     hits = np.zeros(3)
-    for _ in range(150):
+    for _ in range(100):
         X, y = make_data(rng, 1000)
         ci = fit(X, y, random_state=rng).conf_int()
         hits += (ci[:, 0] <= truth) & (truth <= ci[:, 1])
-    assert np.all((133 <= hits) & (hits <= 149)), hits
+    assert np.all(hits >= 87), hits
 
 
 def test_paper_statistic_is_conservative():

@@ -6,9 +6,10 @@ response bound of :mod:`knorm.experiments.linear_sim` (|Y| <= 8.5). The paper as
 often the DP *estimate* falls inside the non-private OLS interval. We ask what a
 statistician publishing the DP fit needs: how often the 95% interval of
 ``LinearRegression.conf_int`` (default settings: the whole Gram matrix of (1, x, y)
-released once with the 'auto' norm, eigenvalue floor, parametric bootstrap of the
-release) covers the true coefficient, at n = 10^4 and 10^5 and eps in {1/4, 1, 4}, and
-how wide it is beside the non-private OLS t-interval on the same data.
+released once with the split norm that 'auto' picks, the median eigenvalue floor, and
+the parametric bootstrap of the release) covers the true coefficient, at n = 10^4 and
+10^5 and eps in {1/4, 1, 4}, and how wide it is beside the non-private OLS t-interval
+on the same data.
 """
 
 from __future__ import annotations
