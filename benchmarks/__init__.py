@@ -37,6 +37,7 @@ SECTIONS = {
     "logistic_q": "benchmarks.bench_logistic_q",
     "multiclass": "benchmarks.bench_multiclass",
     "linear": "benchmarks.bench_linear",
+    "housing": "benchmarks.bench_housing",
     "peers": "benchmarks.bench_peers",
     "regression": "benchmarks.bench_regression",
     "dask": "benchmarks.bench_dask",

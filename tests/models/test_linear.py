@@ -155,8 +155,11 @@ def test_floor_is_public_and_scales_with_noise():
     X, y = simulate(rng, 2000)
     reg = LinearRegression(epsilon=2.0, norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
     reg.fit(X, y)
-    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0))
+    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0, statistic="gram", level=0.5))
+    assert noise_floor("linf", 5, 2.0, level=0.5) < noise_floor("linf", 5, 2.0)  # the median is below the 0.9-quantile
     assert noise_floor("linf", 5, 1.0) == pytest.approx(2 * noise_floor("linf", 5, 2.0))
+    # The response square adds a coordinate to the noise, which grows with the dimension.
+    assert noise_floor("linf", 5, 2.0, statistic="gram") > noise_floor("linf", 5, 2.0)
     # The floor does not depend on the data: refit on other data, same floor.
     X2, y2 = simulate(rng, 500)
     assert clone(reg).fit(X2, y2).floor_ == reg.floor_
@@ -184,7 +187,7 @@ def _housing():
 
 
 def test_housing_eigen_floor_beats_pinv():
-    # Measured (200 draws, eps = 4, mechanism 'auto' = kt at p = 12): median error ~1.3
+    # Measured (200 draws, eps = 4, mechanism 'auto' = split at p = 12): median error ~1.3
     # ('eigen') vs ~3.6 ('pinv'), against ||beta_OLS|| ~1.7. Over 40 draws per rule the
     # medians are > 10 standard errors apart: failure rate far below 1e-6.
     X, y = _housing()
@@ -197,7 +200,7 @@ def test_housing_eigen_floor_beats_pinv():
     }
     assert med["eigen"] < 0.5 * med["pinv"]
     fit = LinearRegression(epsilon=4.0, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0).fit(X, y)
-    assert fit.norm_ == "kt" and fit.n_floored_ > 0  # the collinear log-count columns
+    assert fit.norm_ == "split" and fit.n_floored_ > 0  # the collinear log-count columns
     assert med["eigen"] < np.linalg.norm(ols(X, y))  # better than reporting zero
 
 
@@ -216,14 +219,16 @@ def test_fitted_attributes():
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 500)
     reg = LinearRegression(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X[:, :2], y)
-    assert reg.norm_ == "cut" == auto_norm(2)
-    # Certified bound from SensitivitySpace (exact value 1; the K_2 cylinders get a polar bound).
-    assert reg.sensitivity_.value == pytest.approx(1.0, rel=1e-5) and reg.sensitivity_.certified
-    assert reg.statistic_noisy_.shape == (RegressionLayout(2).dim,)
+    assert reg.norm_ == "split" and "xy share 0.47" in reg.release_.ball_name
+    # Delta = 1, exact (regression_split_ball, Notes; recomputed from the blocks in test_regression).
+    assert reg.sensitivity_.value == 1.0 and reg.sensitivity_.kind == "exact"
+    cut = LinearRegression(norm="cut", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X[:, :2], y)
+    assert cut.sensitivity_.value == 1.0 and cut.release_.ball_name == "K_T cut (p=2, y^2)"
+    assert reg.statistic_noisy_.shape == (RegressionLayout(2, response_square=True).dim,)
     assert reg.n_samples_ == 500 and reg.n_features_in_ == 2
     assert reg.coef_.shape == (2,) and isinstance(reg.intercept_, float)
     assert reg.noise_scale_ == reg.sensitivity_.value
-    d = RegressionLayout(5).dim
+    d = RegressionLayout(5, response_square=True).dim
     lin = LinearRegression(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
     assert lin.sensitivity_.value == pytest.approx(2.0)
     ar = LinearRegression(norm="linf", neighbours="add_remove", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM)
@@ -233,10 +238,46 @@ def test_fitted_attributes():
     assert ar.n_samples_ != 500 and abs(ar.n_samples_ - 500) < 100  # the released noisy count
 
 
+def test_split_share_is_a_parameter():
+    rng = np.random.default_rng(SEED)
+    X, y = simulate(rng, 300)
+    kw = dict(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
+    reg = LinearRegression(xy_share=0.5, **kw).fit(X, y)
+    assert reg.release_.ball_name == "split(p=5, y^2, xy share 0.5)"
+    assert reg.floor_ == pytest.approx(noise_floor("split", 5, 1.0, statistic="gram", xy_share=0.5, level=0.5))
+    # A larger response share puts more noise on the design block: a larger floor.
+    assert reg.floor_ > LinearRegression(xy_share=0.2, **kw).fit(X, y).floor_
+    assert LinearRegression(norm="cut", xy_share=0.5, **kw).fit(X, y).release_.ball_name == "K_T cut (p=5, y^2)"
+    with pytest.raises(ValueError, match=r"The 'xy_share' parameter of LinearRegression must be"):
+        LinearRegression(xy_share=1.0, **kw).fit(X, y)
+
+
 def test_auto_norm_thresholds():
     assert auto_norm(2) == "cut"
     assert auto_norm(16) == "linf"
     assert auto_norm(3, "add_remove") == "linf"
+    assert auto_norm(3, "replace", "gram") == "cut"
+
+
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
+def test_gram_statistic_extends_the_papers(neighbours):
+    # statistic='gram' releases the paper's T plus one last coordinate, the (doubled under
+    # replace) sum of squares of the scaled response; 'paper' releases the paper's T.
+    rng = np.random.default_rng(SEED)
+    X, y = simulate(rng, 300)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, neighbours=neighbours, random_state=0)
+    with nonprivate():
+        paper = LinearRegression(statistic="paper", **kw).fit(X, y)
+        gram = LinearRegression(**kw).fit(X, y)
+    assert gram.statistic == "gram"
+    assert_allclose(gram.statistic_noisy_[:-1], paper.statistic_noisy_, rtol=0, atol=0)
+    weight = 2.0 if neighbours == "replace" else 1.0
+    y_scaled = np.clip(y, *BOUNDS_Y_SIM) / BOUNDS_Y_SIM[1]
+    assert gram.statistic_noisy_[-1] == pytest.approx(weight * np.sum(y_scaled**2), rel=1e-12)
+    assert_allclose(gram.coef_, paper.coef_, rtol=1e-12)
+    # With noise: the same sensitivity for l_inf (every coordinate 2 under replace).
+    noisy = [LinearRegression(statistic=st, **kw).fit(X, y) for st in ("paper", "gram")]
+    assert noisy[0].sensitivity_.value == pytest.approx(noisy[1].sensitivity_.value)
 
 
 def test_pandas_equals_numpy_and_feature_names():
@@ -333,6 +374,7 @@ def test_shape_errors():
         (dict(bounds_X=(-1, np.inf)), r"The 'bounds_X' parameter of LinearRegression must have finite bounds"),
         (dict(norm="l3"), r"The 'norm' parameter of LinearRegression must be a str among"),
         (dict(postprocess="ridge"), r"The 'postprocess' parameter of LinearRegression must be a str among"),
+        (dict(statistic="full"), r"The 'statistic' parameter of LinearRegression must be a str among"),
         (dict(neighbours="swap"), r"The 'neighbours' parameter of LinearRegression must be a str among"),
         (
             dict(norm="kt", neighbours="add_remove"),

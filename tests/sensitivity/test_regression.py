@@ -145,3 +145,140 @@ def test_l1_sensitivity_in_dimension_with_a_singleton_block():
     # d = 19 for p = 4: the last coordinate block has one coordinate (once crashed).
     s = linear_regression_space(4).sensitivity(1)
     assert s.kind == "bound" and s.lower <= s.value <= 2 * 19 * (1 + 1e-9)
+
+
+# -- the statistic completed by the response square (sum 2 y^2) ------------------------------
+SQUARE_PS = [1, 2, 5]
+
+
+@pytest.fixture(scope="module", params=SQUARE_PS, ids=[f"p={p}" for p in SQUARE_PS])
+def square_setting(request):
+    p = request.param
+    return (
+        p,
+        linear_regression_space(p, response_square=True),
+        kt_ball(p, response_square=True),
+        regression_cut_ball(p, response_square=True),
+    )
+
+
+def test_response_square_layout_appends_one_coordinate():
+    old, new = RegressionLayout(3), RegressionLayout(3, response_square=True)
+    assert new.dim == old.dim + 1 and new.yy == old.dim and new.names[:-1] == old.names
+    rng = np.random.default_rng(SEED)
+    X, y = rng.uniform(-1, 1, size=(40, 3)), rng.uniform(-1, 1, size=40)
+    T = new.from_data(X, y)
+    np.testing.assert_allclose(T[:-1], old.from_data(X, y))
+    assert T[-1] == pytest.approx(2 * np.sum(y**2)) and new.response_sum_of_squares(T) == pytest.approx(y @ y)
+    # from_blocks inverts gram_blocks, under both neighbour relations, vectorised.
+    for layout in (new, RegressionLayout(3, "add_remove", response_square=True)):
+        F = np.random.default_rng(1).standard_normal((4, layout.dim))
+        A, b = layout.gram_blocks(F, n=7.0)
+        np.testing.assert_allclose(layout.from_blocks(A, b, layout.response_sum_of_squares(F)), F, rtol=1e-12)
+    with pytest.raises(ValueError, match="response_square=True"):
+        old.response_sum_of_squares(T[:-1])
+
+
+def test_response_square_coordinate_sensitivities(square_setting):
+    p, space, _, _ = square_setting
+    # Every coordinate, 2 y^2 included, has replace-one sensitivity 2: l_inf changes only in dimension.
+    np.testing.assert_allclose(space.coordinate_sensitivities(), 2.0, rtol=1e-9)
+    assert space.sensitivity(np.inf).value == pytest.approx(2.0)
+
+
+def test_response_square_neighbours_inside_kt_and_cut_ball(square_setting):
+    # The completed S_T lies in the completed K_T and cut ball (Delta <= 1), and reaches
+    # their boundary; the registered exact value 1 is the computed one.
+    p, space, kt, (cut, _) = square_setting
+    u = adversarial_pairs(space, p, np.random.default_rng(SEED + 10 + p))
+    assert np.all(kt.norm(u) <= 1 + 1e-9) and np.all(cut.norm(u) <= 1 + 1e-9)
+    assert cut.norm(u).max() > 0.999
+    assert space.sensitivity(kt).value == 1.0 == space.sensitivity(cut).value
+    # The new cylinder binds: (sum y, sum 2 y^2) = (0, 2) from y: 0 -> 1 is on the K_2 boundary.
+    layout = RegressionLayout(p, response_square=True)
+    z0, z1 = np.zeros(p + 1), np.zeros(p + 1)
+    z1[p] = 1.0
+    d = space.statistic(z1) - space.statistic(z0)
+    assert d[layout.yy] == 2.0 and kt.norm(d) == pytest.approx(1.0)
+
+
+def test_response_square_cut_ball_keeps_the_cuts(square_setting):
+    # The same cuts (padded with a zero) and the same support values; strictly inside K_T.
+    p, _, kt, (cut, report) = square_setting
+    old, _ = regression_cut_ball(p)
+    G_old = old.constraints[0][1].halfspaces[0]
+    G_new = cut.constraints[0][1].halfspaces[0]
+    m = RegressionLayout(p).dim
+    # The rows are [G, -G, box, -box]: compare the cut rows, zero on the new coordinate.
+    n_cuts = report.n_cuts
+    np.testing.assert_allclose(G_new[:n_cuts, :m], G_old[:n_cuts], rtol=1e-12)
+    assert np.all(G_new[:n_cuts, m] == 0)
+    assert report.volume_ratio < 1 and kt.contains(report.witness) and not cut.contains(report.witness)
+
+
+# -- the split ball (BlockSumBall): one K-norm release that composes two ------------------------
+def test_block_sum_ball_volume_and_uniform_sampler():
+    from scipy import stats
+
+    from knorm.geometry import LpBall
+    from knorm.geometry.base import NormBall
+    from knorm.sensitivity.regression import BlockSumBall
+
+    ball = BlockSumBall(4, [([0, 2], LpBall(2, np.inf), 0.3), ([1, 3], LpBall(2, 1), 0.7)])
+    # Closed form vol(K_1/w_1) vol(K_2/w_2) 2! 2! / 4! against the generic box Monte Carlo.
+    exact = ball.volume()
+    assert exact.exact and float(exact) == pytest.approx((4 / 0.3**2) * (2 / 0.7**2) * 4 / 24)
+    mc = NormBall._volume(ball, np.random.default_rng(SEED), 400_000)
+    assert abs(float(mc) - float(exact)) < Z_MAX * mc.stderr
+    # Uniform points: inside, and ||U||_K^m ~ U(0, 1) (KS test at level 1e-3).
+    U = ball.sample_uniform(20_000, rng=SEED)
+    g = ball.norm(U)
+    assert np.all(g <= 1 + 1e-12)
+    assert stats.kstest(g**4, "uniform").pvalue > 1e-3
+
+
+@pytest.mark.parametrize("p", [1, 2, 5])
+def test_split_noise_is_the_product_of_block_releases(p):
+    # The K-norm law of the split ball factorises: block i carries K_i-norm noise with budget
+    # share s_i, so w_i ||V_i||_{K_i} ~ Gamma(d_i, scale) independently (paper Lemma "K-norm
+    # Marginal Distribution" per block). KS tests at level 1e-3 each.
+    from scipy import stats
+
+    from knorm.noise import KNormNoise
+    from knorm.sensitivity.regression import regression_split_ball
+
+    ball = regression_split_ball(p, response_square=True)
+    V = KNormNoise(ball, 2.0).sample(4000, rng=SEED + p)
+    radii = [w * b.norm(V[:, i]) for i, b, w in ball.blocks]
+    for (i, _, _), r in zip(ball.blocks, radii):
+        assert stats.kstest(r, stats.gamma(a=len(i), scale=2.0).cdf).pvalue > 1e-3
+    assert abs(stats.spearmanr(*radii)[0]) < 4 / np.sqrt(len(V))  # independent blocks
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_split_sensitivity_is_one_from_the_blocks(p):
+    # Computed from certified block sensitivities (not the registered proof), and attained.
+    from knorm.sensitivity.regression import regression_split_ball, split_sensitivity
+
+    for square in (False, True) if p == 1 else (True,):
+        space = linear_regression_space(p, response_square=square)
+        ball = regression_split_ball(p, 0.3, response_square=square)
+        s = split_sensitivity(space, ball)
+        assert 1.0 - 1e-12 <= s.value <= 1.0 + 1e-5 and (s.lower or s.value) >= 1.0 - 1e-12
+        u = adversarial_pairs(space, p, np.random.default_rng(SEED + 20 + p), n=5000)
+        assert np.all(ball.norm(u) <= 1 + 1e-9)
+
+
+def test_split_ball_shares_and_large_p():
+    from knorm.geometry import ScaledBall
+    from knorm.sensitivity.regression import auto_xy_share, regression_split_ball
+
+    # The public rule: shares follow ((d_i + 1))^(2/3); equal blocks for p = 1 without y^2.
+    assert auto_xy_share(1) == pytest.approx(0.5)
+    assert auto_xy_share(12, response_square=True) < auto_xy_share(5, response_square=True) < 0.5
+    ball = regression_split_ball(3, 0.25)
+    assert [w for _, _, w in ball.blocks] == [0.75, 0.25]
+    big = regression_split_ball(16)
+    assert isinstance(big.blocks[0][1], ScaledBall)  # the box beyond p = 15
+    with pytest.raises(ValueError, match="xy_share"):
+        regression_split_ball(3, 1.0)

@@ -8,6 +8,7 @@ EXPERIMENTS = {
     "logistic": "knorm.experiments.logistic_sim",
     "logistic_intervals": "knorm.experiments.logistic_intervals",
     "linear": "knorm.experiments.linear_sim",
+    "linear_intervals": "knorm.experiments.linear_intervals",
     "realdata": "knorm.experiments.realdata",
     "cautionary": "knorm.experiments.cautionary",
 }

@@ -1,7 +1,8 @@
 """The K-norm functional mechanism for linear regression (paper Section 5.1).
 
 The statistic T (the unique non-constant entries of X'X and X'Y for scaled data in
-[-1, 1], :class:`~knorm.sensitivity.RegressionLayout`) is released once through
+[-1, 1], :class:`~knorm.sensitivity.RegressionLayout`; with ``statistic='gram'`` also
+sum Y^2, completing the Gram matrix of (1, X, Y)) is released once through
 :meth:`knorm.mechanisms.KNormMechanism.release`; the Gram blocks and the coefficients are
 post-processing of that release (paper Proposition "Postprocessing").
 """
@@ -14,57 +15,79 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knorm._validation import check_positive
+from knorm._validation import check_positive, check_probability
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, Release, choose_mechanism
 from knorm.noise import KNormNoise
 from knorm.sensitivity import RegressionLayout, kt_ball, linear_regression_space, regression_cut_ball
 from knorm.sensitivity.certificate import as_certified
+from knorm.sensitivity.regression import regression_split_ball
 
-__all__ = ["FunctionalRelease", "auto_norm", "functional_mechanism", "noise_floor", "solve_coefficients"]
+__all__ = [
+    "FunctionalRelease",
+    "STATISTICS",
+    "auto_norm",
+    "functional_mechanism",
+    "noise_floor",
+    "postprocess_release",
+    "solve_coefficients",
+]
 
 _OWNER = "functional_mechanism"
 _LP = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
-NORMS = (*_LP, "kt", "cut")
-REPLACE_ONLY = ("kt", "cut")
+NORMS = (*_LP, "kt", "cut", "split")
+REPLACE_ONLY = ("kt", "cut", "split")
+#: 'paper': the Section 5.1 statistic (no sum y^2); 'gram': the whole Gram matrix of (1, x, y).
+STATISTICS = ("paper", "gram")
 # 'auto' thresholds on p, from measured costs (Notes of auto_norm).
 _P_CUT, _P_KT = 8, 15
 # Largest dimension where l1 / l2 sensitivities are computed by SensitivitySpace
 # (exact sign-vector enumeration for l1); beyond, the per-coordinate bound.
 _LP_SPACE_MAX_DIM = 14
-# Public Monte Carlo of the eigenvalue floor: fixed seed, draws, quantile level.
+# Public Monte Carlo of the eigenvalue floor: fixed seed, draws, default quantile level.
 _FLOOR_SEED, _FLOOR_DRAWS, _FLOOR_LEVEL = 20_240_601, 1000, 0.9
 
 
+def _layout(p, neighbours, statistic):
+    return RegressionLayout(p, neighbours, response_square=statistic == "gram")
+
+
 @functools.lru_cache(maxsize=32)
-def _space(p, neighbours):
-    return linear_regression_space(p, neighbours=neighbours)
+def _space(p, neighbours, statistic="paper"):
+    return linear_regression_space(p, neighbours=neighbours, response_square=statistic == "gram")
 
 
-def _ball(name, p, neighbours):
+def _ball(name, p, neighbours, statistic="paper", xy_share=None):
     if name in _LP:
-        return LpBall(RegressionLayout(p, neighbours).dim, _LP[name])
-    return kt_ball(p) if name == "kt" else regression_cut_ball(p)[0]
+        return LpBall(_layout(p, neighbours, statistic).dim, _LP[name])
+    square = statistic == "gram"
+    if name == "split":
+        return regression_split_ball(p, xy_share, response_square=square)
+    return kt_ball(p, response_square=square) if name == "kt" else regression_cut_ball(p, response_square=square)[0]
 
 
 @functools.lru_cache(maxsize=64)
-def _certified(name, p, neighbours):
-    """(ball, certified Sensitivity) of the norm ``name``; cached per (name, p, neighbours)."""
-    space, ball = _space(p, neighbours), _ball(name, p, neighbours)
+def _certified(name, p, neighbours, statistic="paper", xy_share=None):
+    """(ball, certified Sensitivity) of the norm ``name``; cached per arguments."""
+    space, ball = _space(p, neighbours, statistic), _ball(name, p, neighbours, statistic, xy_share)
     if name in ("l1", "l2"):
         # The per-coordinate bound is cheap and within a few % of the block bound of
         # SensitivitySpace; that one is computed only where it is cheap or exact.
         sens = space.naive_sensitivity(_LP[name])
         if space.dim <= _LP_SPACE_MAX_DIM:
             sens = min(sens, space.sensitivity(ball), key=lambda s: s.value)
+    elif name == "split":
+        # Proof in regression_split_ball (Notes); split_sensitivity recomputes it from the blocks.
+        space.register_exact(ball, 1.0, "sum over blocks of weight x block sensitivity 1, attained at once")
+        sens = space.sensitivity(ball)
     else:
         sens = space.sensitivity(ball)
     return ball, as_certified(sens, _OWNER)
 
 
-def _witness_lower_bound(p, neighbours, q):
+def _witness_lower_bound(p, neighbours, q, statistic="paper"):
     """An attained value of ||u||_q over S_T: records with all x equal, from {-1, 0, 1}."""
-    t = RegressionLayout(p, neighbours).statistic()
+    t = _layout(p, neighbours, statistic).statistic()
     grid = np.array([[a] * p + [b] for a in (-1, 0, 1) for b in (-1, 0, 1)], float)
     pts = t(grid)
     u = pts[:, None, :] - pts[None, :, :] if neighbours == "replace" else pts
@@ -78,6 +101,28 @@ def _log_volume_lp(dim, q, radius):
     if q == 2:
         return dim * math.log(radius) + 0.5 * dim * math.log(math.pi) - math.lgamma(dim / 2 + 1)
     return dim * math.log(2 * radius)
+
+
+def check_statistic(statistic, owner):
+    """Check a statistic name; return it.
+
+    Parameters
+    ----------
+    statistic : str
+        'paper' or 'gram'.
+    owner : str
+        The entry point, for the error message.
+
+    Returns
+    -------
+    str
+        ``statistic``, unchanged.
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(
+            f"The 'statistic' parameter of {owner} must be one of {STATISTICS}. Got {statistic!r} instead."
+        )
+    return statistic
 
 
 def check_norm(norm, p, neighbours, owner):
@@ -98,7 +143,7 @@ def check_norm(norm, p, neighbours, owner):
 
 
 @functools.lru_cache(maxsize=32)
-def auto_norm(p, neighbours="replace"):
+def auto_norm(p, neighbours="replace", statistic="paper"):
     """Return the norm that ``norm='auto'`` uses for p features.
 
     Parameters
@@ -107,6 +152,8 @@ def auto_norm(p, neighbours="replace"):
         Number of features.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
+    statistic : {'paper', 'gram'}, default 'paper'
+        The released statistic: the paper's, or the one completed by sum y^2.
 
     Returns
     -------
@@ -134,7 +181,7 @@ def auto_norm(p, neighbours="replace"):
       spares their costly certified sensitivities.
 
     Under add/remove neighbours only l1, l2 and l_inf are candidates. The result
-    is cached per (p, neighbours); volumes of kt and cut are Monte Carlo
+    is cached per (p, neighbours, statistic); volumes of kt and cut are Monte Carlo
     estimates with a fixed seed, so the choice is deterministic.
 
     References
@@ -147,31 +194,33 @@ def auto_norm(p, neighbours="replace"):
     'linf'
     """
     check_norm(None, p, neighbours, "auto_norm")
-    candidates = {"linf": _ball("linf", p, neighbours)}
+    check_statistic(statistic, "auto_norm")
+    key = (neighbours, statistic)
+    candidates = {"linf": _ball("linf", p, *key)}
     if neighbours == "replace" and p <= _P_KT:
-        candidates["kt"] = _ball("kt", p, neighbours)
+        candidates["kt"] = _ball("kt", p, *key)
     if neighbours == "replace" and p <= _P_CUT:
-        candidates["cut"] = _ball("cut", p, neighbours)
-    space = _space(p, neighbours)
-    linf = _log_volume_lp(space.dim, math.inf, _certified("linf", p, neighbours)[1].value)
+        candidates["cut"] = _ball("cut", p, *key)
+    space = _space(p, *key)
+    linf = _log_volume_lp(space.dim, math.inf, _certified("linf", p, *key)[1].value)
     for name in ("l1", "l2"):
-        if _log_volume_lp(space.dim, _LP[name], _witness_lower_bound(p, neighbours, _LP[name])) <= linf:
-            candidates[name] = _ball(name, p, neighbours)
+        if _log_volume_lp(space.dim, _LP[name], _witness_lower_bound(p, neighbours, _LP[name], statistic)) <= linf:
+            candidates[name] = _ball(name, p, *key)
     return choose_mechanism(space, 1.0, candidates, rng=_FLOOR_SEED).name
 
 
 @functools.lru_cache(maxsize=64)
-def _unit_floor(name, p, neighbours):
-    """Monte Carlo of the public noise law: the 0.9-quantile of ||E||_2 at unit scale."""
-    ball = _certified(name, p, neighbours)[0]
+def _unit_floor(name, p, neighbours, statistic="paper", xy_share=None, level=_FLOOR_LEVEL):
+    """Monte Carlo of the public noise law: the ``level``-quantile of ||E||_2 at unit scale."""
+    ball = _certified(name, p, neighbours, statistic, xy_share)[0]
     V = KNormNoise(ball, 1.0).public_law_sample(_FLOOR_DRAWS, seed=_FLOOR_SEED)
     # n is not noisy: 0 in its place leaves E the noise of the Gram block.
-    E = RegressionLayout(p, neighbours).gram_blocks(V, n=0.0)[0]
+    E = _layout(p, neighbours, statistic).gram_blocks(V, n=0.0)[0]
     spec = np.max(np.abs(np.linalg.eigvalsh(E)), axis=1)
-    return float(np.quantile(spec, _FLOOR_LEVEL))
+    return float(np.quantile(spec, level))
 
 
-def noise_floor(norm, p, epsilon, *, neighbours="replace"):
+def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy_share=None, level=_FLOOR_LEVEL):
     """Return the eigenvalue floor tau of ``postprocess='eigen'``: public, from the noise law only.
 
     Parameters
@@ -184,11 +233,19 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace"):
         Privacy budget of the release.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
+    statistic : {'paper', 'gram'}, default 'paper'
+        The released statistic (the response square adds a coordinate to the noise).
+    xy_share : float, optional
+        The response block's share of epsilon, for ``norm='split'`` (default
+        :func:`~knorm.sensitivity.auto_xy_share`).
+    level : float, default 0.9
+        The quantile (0.9 for :func:`functional_mechanism` and the paper's
+        experiments; :class:`~knorm.models.LinearRegression` uses the median, 0.5).
 
     Returns
     -------
     float
-        The 0.9-quantile of the spectral norm of the noise E added to the scaled
+        The ``level``-quantile of the spectral norm of the noise E added to the scaled
         Gram block of (1, x'), for noise scale Delta / epsilon (Monte Carlo with
         a fixed seed over 1000 draws of the public law, cached at unit scale; tau is
         linear in the scale).
@@ -199,9 +256,11 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace"):
     2.0
     """
     check_norm(norm, p, neighbours, "noise_floor")
+    check_statistic(statistic, "noise_floor")
     epsilon = check_positive(epsilon, "epsilon", "noise_floor")
-    sens = _certified(norm, p, neighbours)[1].value
-    return _unit_floor(norm, p, neighbours) * sens / float(epsilon)
+    level = check_probability(level, "level", "noise_floor")
+    sens = _certified(norm, p, neighbours, statistic, xy_share)[1].value
+    return _unit_floor(norm, p, neighbours, statistic, xy_share, level) * sens / float(epsilon)
 
 
 @dataclass(frozen=True)
@@ -228,6 +287,17 @@ class FunctionalRelease:
         (add/remove).
     postprocess : {'eigen', 'pinv'}
         The post-processing used: the eigenvalue floor or the paper's pseudo-inverse.
+    norm : str, default ""
+        The name of the noise's norm ('l1', 'l2', 'linf', 'kt' or 'cut').
+    neighbours : {'replace', 'add_remove'}, default 'replace'
+        The neighbouring relation (under add/remove n is the first released coordinate).
+    statistic : {'paper', 'gram'}, default 'paper'
+        The released statistic: the paper's, or the one completed by sum y'^2.
+    xy_share : float or None, default None
+        The response block's share of epsilon under ``norm='split'`` (None: the default).
+    sum_y2 : float or None, default None
+        The released (noisy) sum of y'^2 of the scaled response, with
+        ``statistic='gram'`` (post-processing of the release); None for the paper's.
     """
 
     release: Release
@@ -237,6 +307,16 @@ class FunctionalRelease:
     n_floored: int
     n_samples: float
     postprocess: str
+    norm: str = ""
+    neighbours: str = "replace"
+    statistic: str = "paper"
+    xy_share: float | None = None
+    sum_y2: float | None = None
+
+    @property
+    def layout(self):
+        """The :class:`~knorm.sensitivity.RegressionLayout` of the released vector."""
+        return _layout(self.gram.shape[0] - 1, self.neighbours, self.statistic)
 
     def coefficients(self, bounds_X, bounds_y, *, fit_intercept=True):
         """Return (coef, intercept) in the original units (post-processing).
@@ -273,6 +353,9 @@ def functional_mechanism(
     accountant=None,
     neighbours="replace",
     postprocess="eigen",
+    statistic="paper",
+    xy_share=None,
+    floor_level=_FLOOR_LEVEL,
     label="functional mechanism",
 ):
     """Release T once with K-norm noise, then post-process it into scaled Gram blocks.
@@ -281,7 +364,8 @@ def functional_mechanism(
     ----------
     T : ndarray of shape (d,)
         The statistic of :class:`RegressionLayout` (replace-one order) for data in
-        [-1, 1], as from :func:`knorm.models.sufficient_statistics`.
+        [-1, 1], as from :func:`knorm.models.sufficient_statistics` (the paper's) or
+        ``RegressionLayout(p, response_square=True).from_data`` (``statistic='gram'``).
     n : int
         Number of records.
     p : int
@@ -298,6 +382,15 @@ def functional_mechanism(
         Under add/remove the released vector is (n, T') with undoubled squares.
     postprocess : {'eigen', 'pinv'}, default 'eigen'
         Eigenvalue floor or the paper's pseudo-inverse.
+    statistic : {'paper', 'gram'}, default 'paper'
+        The paper's T, or T completed by sum 2 y'^2 (the whole Gram matrix of
+        (1, x', y'), which identifies the residual variance).
+    xy_share : float, optional
+        With ``norm='split'``: the response block's share of epsilon, in (0, 1)
+        (default :func:`~knorm.sensitivity.auto_xy_share`).
+    floor_level : float, default 0.9
+        The quantile of the noise's spectral norm used as the floor of
+        ``postprocess='eigen'`` (:func:`noise_floor`).
     label : str, default "functional mechanism"
         Label of the release.
 
@@ -316,7 +409,7 @@ def functional_mechanism(
 
     References
     ----------
-    Paper Section 5.1 (the statistic, K_T and Eq. DPEstimate); errata item 5.
+    Paper Section 5.1 (the statistic, K_T and Eq. DPEstimate); errata items 3 and 5.
 
     Examples
     --------
@@ -334,28 +427,85 @@ def functional_mechanism(
     array([0.5])
     """
     check_norm(norm, p, neighbours, _OWNER)
-    layout = RegressionLayout(p, neighbours)
+    check_statistic(statistic, _OWNER)
+    layout = _layout(p, neighbours, statistic)
     T = np.asarray(T, dtype=float)
+    expected = layout.dim - (layout.count is not None)
+    if T.shape != (expected,):
+        raise ValueError(
+            f"The 'T' parameter of {_OWNER} must have shape ({expected},) for p={p} and statistic={statistic!r}. "
+            f"Got shape {T.shape} instead."
+        )
     if neighbours == "add_remove":  # (n, T') with undoubled squares: every entry has sensitivity 1
         T = np.concatenate([[n], T])
         T[layout.sq] *= 0.5
-    ball, sens = _certified(norm, p, neighbours)
+        if layout.yy is not None:
+            T[layout.yy] *= 0.5
+    if norm != "split":
+        xy_share = None
+    elif xy_share is not None:
+        xy_share = check_probability(xy_share, "xy_share", _OWNER)
+    floor_level = check_probability(floor_level, "floor_level", _OWNER)
+    ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
     release = KNormMechanism(ball, sens, epsilon).release(T, rng=rng, accountant=accountant, label=label)
-    n_public = n if neighbours == "replace" else None
-    A, b = layout.gram_blocks(release.value, n=n_public)
-    tau, n_floored = 0.0, 0
+    tau = 0.0
     if postprocess == "eigen":
-        tau = _unit_floor(norm, p, neighbours) * release.noise_scale  # 0 in the noise-free limit
-        A, n_floored = _floor_eigenvalues(A, tau)
+        tau = _unit_floor(norm, p, neighbours, statistic, xy_share, floor_level) * release.noise_scale
+    n_public = n if neighbours == "replace" else None
+    A, b, n_floored = postprocess_release(release.value, layout, n_public, tau)
     n_samples = float(n) if neighbours == "replace" else float(release.value[layout.count])
-    return FunctionalRelease(release, A, b, tau, n_floored, n_samples, postprocess)
+    sum_y2 = float(layout.response_sum_of_squares(release.value)) if layout.yy is not None else None
+    return FunctionalRelease(
+        release, A, b, tau, int(n_floored), n_samples, postprocess, norm, neighbours, statistic, xy_share, sum_y2
+    )
 
 
-def _floor_eigenvalues(A, tau):
-    """(A with its eigenvalues raised to at least tau, how many were raised)."""
-    lam, U = np.linalg.eigh(A)
-    low = int(np.count_nonzero(lam < tau))
-    return ((U * np.maximum(lam, tau)) @ U.T if low else A), low
+def postprocess_release(F, layout, n, tau):
+    """Return the scaled Gram blocks of released vectors, eigenvalues floored at ``tau``.
+
+    The post-processing of :func:`functional_mechanism`, vectorised so that a parametric
+    bootstrap (:mod:`knorm.models.inference`) can push its replicates through exactly
+    the same steps.
+
+    Parameters
+    ----------
+    F : ndarray of shape (..., dim)
+        Released vectors in :class:`RegressionLayout` order.
+    layout : RegressionLayout
+        Their layout.
+    n : float or None
+        The public number of records (replace-one), None under add/remove.
+    tau : float
+        The eigenvalue floor (0 for none: the paper's estimator).
+
+    Returns
+    -------
+    A : ndarray of shape (..., p + 1, p + 1)
+        The scaled Gram block of (1, x'), eigenvalues raised to at least ``tau``.
+    b : ndarray of shape (..., p + 1)
+        The cross products of (1, x') with y'.
+    n_floored : ndarray of int, shape (...)
+        How many eigenvalues the floor raised in each.
+    """
+    A, b = layout.gram_blocks(F, n=n)
+    n_floored = np.zeros(A.shape[:-2], dtype=int)
+    if tau <= 0:  # the paper's estimator, and the noise-free limit
+        return A, b, n_floored
+    try:  # cheap test that every eigenvalue exceeds tau, the common case
+        np.linalg.cholesky(A - tau * np.eye(A.shape[-1]))
+        return A, b, n_floored
+    except np.linalg.LinAlgError:
+        pass
+    shape = A.shape
+    A, n_floored = A.reshape(-1, *shape[-2:]), n_floored.reshape(-1)
+    idx = np.flatnonzero(np.linalg.eigvalsh(A).min(axis=-1) < tau)
+    lam, U = np.linalg.eigh(A[idx])
+    low = lam < tau
+    floored = (U * np.maximum(lam, tau)[..., None, :]) @ np.swapaxes(U, -1, -2)
+    # Keep A itself (not its round trip through eigh) wherever the floor does not bind.
+    A[idx] = np.where(low.any(axis=-1)[:, None, None], floored, A[idx])
+    n_floored[idx] = np.count_nonzero(low, axis=-1)
+    return A.reshape(shape), b, n_floored.reshape(shape[:-2])
 
 
 def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=False):
@@ -363,9 +513,9 @@ def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=Fal
 
     Parameters
     ----------
-    A : ndarray of shape (p + 1, p + 1)
-        Scaled Gram block of (1, x').
-    b : ndarray of shape (p + 1,)
+    A : ndarray of shape (..., p + 1, p + 1)
+        Scaled Gram block of (1, x'); leading axes are vectorised over.
+    b : ndarray of shape (..., p + 1)
         Cross products of (1, x') with y'.
     bounds_X : pair of arrays
         Declared (lower, upper) of the features.
@@ -378,10 +528,10 @@ def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=Fal
 
     Returns
     -------
-    coef : ndarray of shape (p,)
+    coef : ndarray of shape (..., p)
         The coefficients in the original units.
-    intercept : float
-        The intercept in the original units (0.0 without one).
+    intercept : float or ndarray of shape (...)
+        The intercept in the original units (0.0 without one); a float for one system.
 
     Notes
     -----
@@ -391,34 +541,69 @@ def solve_coefficients(A, b, bounds_X, bounds_y, *, fit_intercept=True, pinv=Fal
     scaled units and mapping back, beta = L1^{-T} (beta' - c_y e0) / a_y, is the
     same and better conditioned. Without one the original-unit blocks are solved.
     """
+    L1, a_y, c_y = _unit_map(bounds_X, bounds_y)
+    solve = _pinv_solve if pinv else _solve
+    A, b = np.asarray(A, dtype=float), np.asarray(b, dtype=float)
+    if fit_intercept:
+        beta_s = solve(A, b)
+        beta_s[..., 0] -= c_y
+        beta = np.linalg.solve(L1.T, beta_s[..., None])[..., 0] / a_y
+        intercept = beta[..., 0]
+        return beta[..., 1:], (float(intercept) if intercept.ndim == 0 else intercept)
+    XtX = L1 @ A @ L1.T
+    Xty = ((A[..., :, 0] * -c_y + b) @ L1.T) / a_y
+    coef = solve(XtX[..., 1:, 1:], Xty[..., 1:])
+    return coef, (0.0 if coef.ndim == 1 else np.zeros(coef.shape[:-1]))
+
+
+def scaled_coefficients(coef, intercept, bounds_X, bounds_y):
+    """Return the scaled-unit coefficients theta' of (1, x') predicting y' (inverse of the map back).
+
+    Parameters
+    ----------
+    coef : ndarray of shape (..., p)
+        Coefficients in the original units.
+    intercept : float or ndarray of shape (...)
+        Intercept in the original units.
+    bounds_X : pair of arrays
+        Declared (lower, upper) of the features.
+    bounds_y : pair of floats
+        Declared (lower, upper) of the response.
+
+    Returns
+    -------
+    ndarray of shape (..., p + 1)
+        The vector theta' with y' = theta'.(1, x') exactly when y = intercept + coef.x.
+    """
+    L1, a_y, c_y = _unit_map(bounds_X, bounds_y)
+    beta = np.concatenate([np.asarray(intercept, dtype=float)[..., None], np.asarray(coef, dtype=float)], axis=-1)
+    theta = a_y * beta @ L1
+    theta[..., 0] += c_y
+    return theta
+
+
+def _unit_map(bounds_X, bounds_y):
+    """(L1, a_y, c_y): (1, x) = L1 (1, x') and y' = a_y y + c_y for the declared bounds."""
     lo, hi = (np.asarray(v, dtype=float) for v in bounds_X)
     lo_y, hi_y = (float(np.ravel(v)[0]) for v in bounds_y)
     a, c = 2.0 / (hi - lo), -(hi + lo) / (hi - lo)
     a_y, c_y = 2.0 / (hi_y - lo_y), -(hi_y + lo_y) / (hi_y - lo_y)
     p = len(a)
-    solve = _pinv_solve if pinv else _solve
     L1 = np.zeros((p + 1, p + 1))
     L1[0, 0] = 1.0
     L1[1:, 0] = -c / a
     L1[np.arange(1, p + 1), np.arange(1, p + 1)] = 1.0 / a
-    if fit_intercept:
-        beta_s = solve(A, b)
-        beta_s[0] -= c_y
-        beta = np.linalg.solve(L1.T, beta_s) / a_y
-        return beta[1:], float(beta[0])
-    XtX = L1 @ A @ L1.T
-    Xty = L1 @ (A[:, 0] * -c_y + b) / a_y
-    return solve(XtX[1:, 1:], Xty[1:]), 0.0
+    return L1, a_y, c_y
 
 
 def _pinv_solve(M, v):
-    return np.linalg.pinv(M) @ v
+    return (np.linalg.pinv(M) @ v[..., None])[..., 0]
 
 
 def _solve(M, v):
     # A singular block (a constant or duplicated feature, and no noise to regularise it in the
     # noise-free limit) gets the minimum-norm solution, as the paper's pseudo-inverse would.
     try:
-        return np.linalg.solve(M, v)
+        return np.linalg.solve(M, v[..., None])[..., 0]
     except np.linalg.LinAlgError:
         return _pinv_solve(M, v)

@@ -3,6 +3,12 @@
 K_T (paper Section 5.1, read as in errata item 5) is an outer approximation of the hull.
 Cutting it by planes c.u <= h(c), with h the exact support function of Hull(S_T), keeps a
 certified ball (it still contains S_T) of smaller volume.
+
+For the statistic completed by the response square (``response_square=True``) the same
+cut directions are used, padded with a zero on the new coordinate: projected on the old
+coordinates the completed S_T is the old S_T, so every cut stays a valid support plane (its
+h is recomputed exactly on the completed statistic and is the same), and the ball gains
+the K_2 cylinder of K_T on (sum y, sum 2 y^2).
 """
 
 from __future__ import annotations
@@ -129,9 +135,11 @@ def _select_cuts(p, seed, n_train, per_block, max_cuts):
     return cand[chosen], rng
 
 
-def _cut_ball(p, directions):
+def _cut_ball(p, directions, response_square=False):
     """K_T cut by c.u <= h(c) for each direction c, with h recomputed exactly here."""
-    layout = RegressionLayout(p)
+    layout = RegressionLayout(p, response_square=response_square)
+    if directions.shape[1] < layout.dim:  # paper-statistic directions: zero on the response square
+        directions = np.pad(directions, ((0, 0), (0, layout.dim - directions.shape[1])))
     hi, lo, _, _ = layout.statistic().extremes(directions)
     G = directions / (hi - lo)[:, None]
     eye = np.eye(layout.dim) / 2.0  # each coordinate has sensitivity 2: keeps the cut polytope bounded
@@ -139,13 +147,14 @@ def _cut_ball(p, directions):
         np.vstack([G, -G, eye, -eye]), np.ones(2 * len(G) + 2 * layout.dim), max_qhull_dim=0, name="cuts"
     )
     # The cut check is one matrix product and rejects most candidates: run it first.
+    suffix = ", y^2" if response_square else ""
     return IntersectionBall(
-        layout.dim, [(list(range(layout.dim)), cuts)] + layout.kt_constraints(), name=f"K_T cut (p={p})"
+        layout.dim, [(list(range(layout.dim)), cuts)] + layout.kt_constraints(), name=f"K_T cut (p={p}{suffix})"
     )
 
 
-def _measure(p, ball, rng, n):
-    test = kt_ball(p).sample_uniform(n, rng=rng)
+def _measure(p, ball, rng, n, response_square=False):
+    test = kt_ball(p, response_square=response_square).sample_uniform(n, rng=rng)
     inside = ball.contains(test)
     frac = float(inside.mean())
     witness = test[~inside][0] if (~inside).any() else None
@@ -166,7 +175,20 @@ def _cut_ball_from_table(p):
         directions = table[f"directions_{p}"]
         frac, se = table[f"ratio_{p}"]
         witness = table[f"witness_{p}"]
-    return _cut_ball(p, directions), CutBallReport(len(directions), float(frac), float(se), witness)
+    return directions, _cut_ball(p, directions), CutBallReport(len(directions), float(frac), float(se), witness)
+
+
+# Uniform points of the completed K_T measuring the completed cut ball's volume ratio.
+_SQUARE_MEASURE_POINTS = 20_000
+
+
+@functools.lru_cache(maxsize=16)
+def _with_response_square(p, directions_key, seed):
+    """The cut ball of the completed statistic from paper-statistic directions, and its report."""
+    directions = np.frombuffer(directions_key, dtype=float).reshape(-1, RegressionLayout(p).dim)
+    ball = _cut_ball(p, directions, response_square=True)
+    frac, se, witness = _measure(p, ball, np.random.default_rng(seed), _SQUARE_MEASURE_POINTS, True)
+    return ball, CutBallReport(len(directions), frac, se, witness)
 
 
 def build_cut_table(path=None, ps=range(1, 9)):
@@ -193,7 +215,7 @@ def build_cut_table(path=None, ps=range(1, 9)):
     np.savez_compressed(path or _CUTS_FILE, **out)
 
 
-def regression_cut_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=None):
+def regression_cut_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=None, response_square=False):
     """Return a certified ball between Hull(S_T) and K_T, with strictly smaller volume than K_T.
 
     K_T intersected with cutting planes c.u <= h(c) whose h is computed exactly
@@ -220,7 +242,11 @@ def regression_cut_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=N
     per_block : int, default 200
         Candidate directions per 2- or 3-variable block.
     max_cuts : int, optional
-        Largest number of cuts (default 4 d, d the dimension of T).
+        Largest number of cuts (default 4 d, d the dimension of the paper's T).
+    response_square : bool, default False
+        The ball of the statistic completed by sum 2 y^2 (:class:`RegressionLayout`):
+        the same cut directions with a zero on the new coordinate (module notes), and
+        the K_2 cylinder on (sum y, sum 2 y^2). Delta = 1 stays exact.
 
     Returns
     -------
@@ -228,21 +254,30 @@ def regression_cut_ball(p, *, seed=0, n_train=100_000, per_block=200, max_cuts=N
         The cut ball, named 'K_T cut (p=...)': exact gauge, exact rejection sampler
         from the bounding box. Results are cached per settings.
     report : CutBallReport
-        The number of cuts, the estimated volume ratio to K_T and a witness point.
+        The number of cuts, the estimated volume ratio to K_T and a witness point
+        (with the response square: to the completed K_T, measured afresh on 20,000
+        uniform points of it with the same ``seed``).
 
     References
     ----------
-    Paper Section 5.1 (K_T) and Theorem "Optimal K-mech"; errata item 5.
+    Paper Section 5.1 (K_T) and Theorem "Optimal K-mech"; errata items 3 and 5.
 
     Examples
     --------
     >>> ball, report = regression_cut_ball(1)  # read from the shipped table
     >>> ball.dim, report.n_cuts, report.volume_ratio < 1
     (4, 12, True)
+    >>> regression_cut_ball(1, response_square=True)[0].dim
+    5
     """
     layout = RegressionLayout(p)
     default_cuts = 4 * layout.dim
     max_cuts = default_cuts if max_cuts is None else int(max_cuts)
     if (seed, n_train, per_block, max_cuts) == (*_DEFAULTS, default_cuts) and has_shipped_cuts(p):
-        return _cut_ball_from_table(int(p))
-    return _build(int(p), int(seed), int(n_train), int(per_block), max_cuts)[1:]
+        directions, ball, report = _cut_ball_from_table(int(p))
+    else:
+        directions, ball, report = _build(int(p), int(seed), int(n_train), int(per_block), max_cuts)
+    if not response_square:
+        return ball, report
+    key = np.ascontiguousarray(directions, dtype=float).tobytes()
+    return _with_response_square(int(p), key, int(seed))
