@@ -2,7 +2,7 @@
 
 Statistical tests use fixed seeds; the failure rate stated for each is the chance that it
 fails for a seed drawn at random under a correct implementation. The coverage simulation
-is slow and runs only when KNORM_SLOW_TESTS is set (see test_coverage_of_nominal_95_intervals).
+is slow and runs in CI only (pytest -m slow; see test_coverage_of_nominal_95_intervals).
 """
 
 import math
@@ -297,7 +297,7 @@ def test_intervals_before_fit_and_without_a_share():
 
 
 # -- coverage (slow) -------------------------------------------------------------------------------
-@pytest.mark.skipif(not os.environ.get("KNORM_SLOW_TESTS"), reason="coverage simulation: set KNORM_SLOW_TESTS=1")
+@pytest.mark.slow
 def test_coverage_of_nominal_95_intervals():
     # 300 replicates of the paper's simulation at eps = 1 (n = 10^4, no intercept): for every
     # coefficient, the number of covering intervals must not be significantly below 0.93 of

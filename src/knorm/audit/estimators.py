@@ -153,7 +153,7 @@ def audit_estimator(
 
     >>> import numpy as np
     >>> from knorm.models import LogisticRegression
-    >>> est = LogisticRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), classes=[0, 1])
+    >>> est = LogisticRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), classes=[0, 1], inference_share=0)
     >>> X, X_neighbour, y = np.array([[1.0], [1.0]]), np.array([[1.0], [-1.0]]), np.array([1, 0])
     >>> res = audit_estimator(est, X, y, X_neighbour, y, n_samples=200, rng=0)  # 400 fits
     >>> res.claimed_epsilon, res.passed, res.n_test

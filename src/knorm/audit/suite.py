@@ -277,7 +277,7 @@ def _logistic_case(printed_gamma):
                 "neighbouring datasets",
             )
             return audit_pairs([pair], claimed_epsilon=1.0, n_samples=n_samples, confidence=confidence, rng=rng)
-        est = LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1])
+        est = LogisticRegression(epsilon=1.0, q=0.5, inference_share=0, bounds_X=(-1.0, 1.0), classes=[0, 1])
         return audit_estimator(
             est,
             _LOGISTIC_X,
@@ -308,7 +308,7 @@ def _linear_case(output):
         layout = RegressionLayout(1)
         z, z2 = adversarial_records(space.statistic, ball, rng=0)
         D, D2 = np.vstack([_LINEAR_BASE, z]), np.vstack([_LINEAR_BASE, z2])
-        est = LinearRegression(epsilon=1.0, norm="kt", bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
+        est = LinearRegression(epsilon=1.0, norm="kt", statistic="paper", bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
         options = {}
         if output == "statistic":  # the eps-DP release itself, with the K_T likelihood-ratio events
             T, T2 = layout.from_data(D[:, :1], D[:, 1]), layout.from_data(D2[:, :1], D2[:, 1])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from knorm.cli._common import (
@@ -25,7 +27,9 @@ _EXAMPLES = {
       --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite""",
     "logistic": """example:
   knorm fit logistic notes.csv --target forged --classes 0,1 --epsilon 1 \\
-      --bounds variance=-8:8 --bounds skewness=-14:14""",
+      --bounds variance=-8:8 --bounds skewness=-14:14
+  knorm fit logistic iris.csv --target species --classes setosa,versicolor,virginica --epsilon 4 \\
+      --bounds sepal_length=4:8 --bounds petal_length=1:7""",
 }
 _BANNER = "CURATOR-ONLY DIAGNOSTICS: not private, depend on the data; do not publish"
 
@@ -88,14 +92,28 @@ def add_parser(sub, parser_class):
             action="store_true",
             help="also print curator-only diagnostics (not private) under a banner",
         )
+        p.add_argument(
+            "--alpha",
+            type=_probability,
+            default=0.05,
+            help="1 - the coverage of the printed confidence intervals (default 0.05)",
+        )
+        p.add_argument(
+            "--sampler",
+            choices=["auto", "lattice", "continuous"],
+            default="auto",
+            help="noise sampler (default auto: exact lattice noise where the ball allows it; continuous noise is "
+            "exposed to floating-point attacks)",
+        )
         add_budget(p)
         add_output(p)
         if model == "linear":
             p.add_argument(
                 "--norm",
                 default="auto",
-                choices=["auto", "l1", "l2", "linf", "kt", "cut"],
-                help="K-norm of the noise (default auto: the best certified ball affordable)",
+                choices=["auto", "split", "l1", "l2", "linf", "kt", "cut"],
+                help="K-norm of the noise (default auto: 'split' under replace-one neighbours, the design and "
+                "response blocks with a public split of epsilon; else the best certified ball affordable)",
             )
             p.add_argument(
                 "--postprocess",
@@ -104,10 +122,28 @@ def add_parser(sub, parser_class):
                 help="eigenvalue floor (default) or the paper's pseudo-inverse",
             )
         else:
-            p.add_argument("--norm", default="linf", choices=["linf", "l2", "l1"], help="K-norm of the noise")
+            p.add_argument(
+                "--norm",
+                default="auto",
+                choices=["auto", "linf", "l2", "l1", "softmax"],
+                help="K-norm of the noise (default auto: l_inf for two classes, the softmax ball for more)",
+            )
             p.add_argument("--q", default="auto", help="share of epsilon on the noise, in (0, 1), or 'auto'")
+            p.add_argument(
+                "--inference-share",
+                default="auto",
+                help="share of epsilon spent on the Fisher information behind the intervals, in [0, 1), or 'auto'",
+            )
+            p.add_argument(
+                "--multi-class",
+                choices=["multinomial", "ovr"],
+                default="multinomial",
+                help="more than two classes: one multinomial fit (default) or one-vs-rest",
+            )
             labels = p.add_mutually_exclusive_group()
-            labels.add_argument("--classes", help="the two labels, declared publicly, e.g. 0,1 (recommended)")
+            labels.add_argument(
+                "--classes", help="the labels, declared publicly, e.g. 0,1 or setosa,versicolor,virginica (recommended)"
+            )
             labels.add_argument(
                 "--public-labels",
                 action="store_true",
@@ -115,6 +151,25 @@ def add_parser(sub, parser_class):
             )
         p.set_defaults(func=run)
     return fit
+
+
+def _probability(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.")
+    return value
+
+
+def _share(text, option):
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise CLIError(f"argument {option} must be a float or 'auto'. Got {text!r} instead.") from None
 
 
 def _raw():
@@ -182,24 +237,25 @@ def _model(args, bounds_X, bounds, accountant):
         neighbours=args.neighbours,
         accountant=accountant,
         random_state=args.seed,
+        sampler=args.sampler,
     )
     if args.model == "linear":
         return LinearRegression(norm=args.norm, bounds_y=bounds[args.target], postprocess=args.postprocess, **common)
-    q = args.q
-    if q != "auto":
-        try:
-            q = float(q)
-        except ValueError:
-            raise CLIError(
-                f"argument --q must be a float in the range (0, 1) or 'auto'. Got {args.q!r} instead."
-            ) from None
+    q = _share(args.q, "--q")
     if args.classes is None and not args.public_labels:
         raise CLIError(
-            "declare the two labels with --classes A,B (or pass --public-labels to read them from the "
+            "declare the labels with --classes A,B[,C...] (or pass --public-labels to read them from the "
             "data, which reveals which labels occur)."
         )
     extra = {"classes": _parse_classes(args.classes)} if args.classes else {"public_labels": True}
-    return LogisticRegression(norm=args.norm, q=q, **extra, **common)
+    return LogisticRegression(
+        norm=args.norm,
+        q=q,
+        inference_share=_share(args.inference_share, "--inference-share"),
+        multi_class=args.multi_class,
+        **extra,
+        **common,
+    )
 
 
 def _parse_classes(text):
@@ -213,36 +269,60 @@ def _parse_classes(text):
 
 
 def _report(args, model, features, n_dropped):
+    releases = tuple(getattr(model, "releases_", (model.release_,)))
     release = model.release_
-    coef = np.ravel(model.coef_)
-    intercept = float(np.ravel(model.intercept_)[0])
+    epsilon = sum(r.epsilon for r in releases)
+    coef = np.atleast_2d(model.coef_)
+    intercept = np.ravel(model.intercept_)
     lines = [
-        f"knorm fit {args.model}: {args.data}, target {args.target}, epsilon {release.epsilon:g}"
+        f"knorm fit {args.model}: {args.data}, target {args.target}, epsilon {epsilon:g}"
         + (
             f", n = {model.n_samples_:.0f} (public under replace-one neighbours)"
             if args.model == "linear" and args.neighbours == "replace"
             else ""
         ),
-        f"release: {release.mechanism}, {release.label}",
-        f"noise: {release.ball_name} ball, certified sensitivity {release.sensitivity.value:g} "
-        f"({release.sensitivity.kind}), noise scale {release.noise_scale:.4g}, sampler: {release.sampler}",
     ]
+    for r in releases:
+        lines.append(
+            f"release: {r.label}, epsilon {r.epsilon:g}; noise: {r.ball_name} ball, certified sensitivity "
+            f"{r.sensitivity.value:g} ({r.sensitivity.kind}); sampler: {r.sampler}"
+        )
+        lines += [f"  caveat: {c}" for c in r.caveats]
     if release.ledger_entry is not None:
         acc = model.accountant
-        lines.append(
-            f"charged to {args.budget}: entry {release.ledger_entry.position}; "
-            f"{acc.spent:g} of {acc.total_epsilon:g} spent"
-        )
+        positions = ", ".join(str(r.ledger_entry.position) for r in releases if r.ledger_entry is not None)
+        lines.append(f"charged to {args.budget}: entries {positions}; {acc.spent:g} of {acc.total_epsilon:g} spent")
     names = ["intercept", *features]
-    width = max(len(c) for c in names)
-    lines.append(f"{'':<{width}}  {'coefficient':>14}")
-    lines += [f"{name:<{width}}  {v:>14.6g}" for name, v in zip(names, [intercept, *coef])]
+    intervals = _intervals(model, args.alpha)
     payload = {
         "command": f"fit {args.model}",
+        "epsilon": epsilon,
+        "releases": [release_dict(r) for r in releases],
         "release": release_dict(release),
-        "coefficients": dict(zip(features, coef.tolist())),
-        "intercept": intercept,
     }
+    width = max(len(c) for c in names)
+    level = f"{1 - args.alpha:.0%} interval"
+    if len(coef) == 1:
+        values = [float(intercept[0]), *coef[0]]
+        head = f"{'':<{width}}  {'coefficient':>14}" + (f"  {level:>29}" if intervals is not None else "")
+        lines.append(head)
+        for j, (name, v) in enumerate(zip(names, values)):
+            row = f"{name:<{width}}  {v:>14.6g}"
+            if intervals is not None:
+                row += f"  [{intervals[j, 0]:>12.6g}, {intervals[j, 1]:>12.6g}]"
+            lines.append(row)
+        payload["coefficients"] = dict(zip(features, coef[0].tolist()))
+        payload["intercept"] = float(intercept[0])
+    else:  # one row of coefficients per class
+        classes = [str(c) for c in model.classes_]
+        lines.append(f"{'class':<{width}}  " + "  ".join(f"{n:>12}" for n in names))
+        for c, b0, row in zip(classes, intercept, coef):
+            lines.append(f"{c:<{width}}  " + "  ".join(f"{v:>12.6g}" for v in (b0, *row)))
+        payload["coefficients"] = {c: dict(zip(features, row.tolist())) for c, row in zip(classes, coef)}
+        payload["intercept"] = dict(zip(classes, intercept.tolist()))
+    if intervals is not None:
+        lines.append("intervals: sampling error and privacy noise, from released and public quantities only")
+        payload["intervals"] = {"alpha": args.alpha, "lower": intervals[:, 0], "upper": intervals[:, 1]}
     if args.model == "linear" and args.neighbours == "replace":
         payload["n"] = int(model.n_samples_)
     if args.diagnostics:
@@ -250,3 +330,11 @@ def _report(args, model, features, n_dropped):
         lines += ["", _BANNER] + [f"  {k}: {v}" for k, v in diag.items()]
         payload["curator_only_diagnostics"] = diag
     emit(args, payload, lines)
+
+
+def _intervals(model, alpha):
+    """The model's confidence intervals (intercept first), or None when it released none."""
+    try:
+        return np.asarray(model.conf_int(alpha))
+    except ValueError:  # a logistic fit that spent nothing on its Fisher information
+        return None

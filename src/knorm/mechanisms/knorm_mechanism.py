@@ -14,7 +14,7 @@ import numpy as np
 from knorm._validation import check_positive, check_probability, check_rng, check_vectors, param_error
 from knorm.exceptions import ConvergenceError, PrivacyWarning
 from knorm.geometry import LpBall, NormBall
-from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law, check_spacing
+from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law, check_spacing, choose_spacing
 from knorm.mechanisms.release import Release, ball_name
 from knorm.noise import KNormNoise
 from knorm.sensitivity import Sensitivity
@@ -40,6 +40,28 @@ _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate()
 
 _FLOAT_CAVEAT = "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
 _SAMPLERS = ("auto", "lattice", "continuous")
+_OBJECTIVE_CAVEAT = (
+    "objective-perturbation noise V drawn in binary64; the published value lies on a lattice (its support does not "
+    "depend on the data), but the proof of objective perturbation is for real-valued V"
+)
+
+
+def _output_lattice(dim, radius, epsilon):
+    """The lattice law of approximate minima perturbation's output noise W (l_inf ball).
+
+    With R the rounding to gamma Z^m, ||R(theta) - R(theta*)||_inf <= r + s where
+    r = tau / gamma bounds ||theta - theta*||_2 >= ||.||_inf and s = max_j gamma_j is the
+    rounding slack; the chain of release_objective's proof, once on each neighbour,
+    needs rate (2 r + 2 s) <= eps_W, so the law is built with Delta = 2 r + s (to which
+    the builder adds s once more).
+    """
+    ball = LpBall(dim, math.inf)
+    spacing = choose_spacing(ball, 2.0 * radius)
+    delta = math.nextafter(2.0 * radius + float(np.max(spacing)), math.inf)
+    try:
+        return build_lattice_law(ball, delta, epsilon, spacing=spacing)
+    except LatticeUnavailable:
+        return None
 
 
 class KNormMechanism:
@@ -286,11 +308,24 @@ class KNormMechanism:
                 f"1 - output_share = {1 - share:g} (the noise spends q (1 - output_share) epsilon). Got {epsilon!r} instead."
             )
         radius = tau / gamma
-        output = KNormMechanism(
-            LpBall(self.dim, 2),
-            Sensitivity(2.0 * radius, "bound", "2 tau / gamma: strong convexity (approximate minima perturbation)"),
-            share * epsilon,
-        )
+        lattice = None if self.sampler == "continuous" else _output_lattice(self.dim, radius, share * epsilon)
+        if lattice is None:
+            output = KNormMechanism(
+                LpBall(self.dim, 2),
+                Sensitivity(2.0 * radius, "bound", "2 tau / gamma: strong convexity (approximate minima perturbation)"),
+                share * epsilon,
+                sampler="continuous",
+            )
+            describe = (
+                f"objective perturbation: V continuous ({self.noise.sampler}), output noise continuous (l2)",
+                (_FLOAT_CAVEAT,),
+            )
+        else:
+            describe = (
+                f"objective perturbation: V continuous ({self.noise.sampler}); the published theta rounded to a "
+                f"lattice plus exact lattice noise ({lattice.noise.sampler})",
+                (_OBJECTIVE_CAVEAT,),
+            )
 
         def draw(gen):
             theta, gradient_norm = minimise(self.noise.sample(rng=gen))
@@ -300,7 +335,8 @@ class KNormMechanism:
                     f"(reached {gradient_norm:.3g}), so nothing was published; the epsilon charged stays spent. "
                     "Raise max_iter or lower tol."
                 )
-            return np.asarray(theta, dtype=float) + output.noise.sample(rng=gen)
+            theta = np.asarray(theta, dtype=float)
+            return theta + output.noise.sample(rng=gen) if lattice is None else lattice.release(theta, None, gen)
 
         return self._publish(
             draw,
@@ -310,9 +346,10 @@ class KNormMechanism:
             label=label,
             owner=owner,
             mechanism="objective perturbation",
+            describe=describe,
         )
 
-    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, mechanism="K-norm"):
+    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, mechanism="K-norm", describe=None):
         """Apply the privacy rules, then draw the noise: every release goes through here.
 
         The rules, in order: the accountant is checked and charged (with the mechanism's
@@ -336,18 +373,22 @@ class KNormMechanism:
             entry = accountant.spend(epsilon, label, mechanism=f"{mechanism}: {self!r}", seed_fingerprint=fingerprint)
         elif fingerprint is not None:
             _warn_fixed_seed()
-        return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, mechanism=mechanism)
+        return self._record(
+            draw(gen), epsilon=epsilon, label=label, entry=entry, mechanism=mechanism, describe=describe
+        )
 
     def _noise(self, gen, size):
         if _NONPRIVATE.get():
             return np.zeros(self.dim if size is None else (*size, self.dim))
         return self.noise.sample(size, rng=gen)
 
-    def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False):
+    def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False, describe=None):
         lattice = None if noiseless or mechanism != "K-norm" else self._lattice
         caveats: tuple[str, ...]
         if noiseless:
             sampler, caveats = "none (non-private)", (_NONPRIVATE_CAVEAT,)
+        elif describe is not None:
+            sampler, caveats = describe
         elif lattice is not None:
             sampler, caveats = lattice.sampler, ()
         else:

@@ -34,11 +34,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import param_error
+from knorm._validation import check_rng, param_error
 from knorm.geometry import LpBall, ScaledBall
 from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, to_rational_polytope
+from knorm.sensitivity import BlockSumBall
 
-__all__ = ["LatticeLaw", "LatticeUnavailable", "ROUNDING_SHARE", "build_lattice_law", "choose_spacing"]
+__all__ = [
+    "BlockLatticeNoise",
+    "LatticeLaw",
+    "LatticeUnavailable",
+    "ROUNDING_SHARE",
+    "build_lattice_law",
+    "choose_spacing",
+    "lattice_noise",
+]
 
 #: Largest share of Delta that the rounding slack s(gamma) may take at the default spacing.
 ROUNDING_SHARE = 0.01
@@ -58,7 +67,7 @@ class LatticeLaw:
 
     Parameters
     ----------
-    noise : LatticeKNormNoise
+    noise : LatticeKNormNoise or BlockLatticeNoise
         The integer law, of rate eps / Delta~ in statistic units.
     spacing : ndarray of shape (m,)
         The lattice spacings gamma_j (powers of two).
@@ -68,7 +77,7 @@ class LatticeLaw:
         The rounding slack s(gamma), exactly.
     """
 
-    noise: LatticeKNormNoise
+    noise: LatticeKNormNoise | BlockLatticeNoise
     spacing: np.ndarray
     sensitivity: float
     slack: Fraction
@@ -135,7 +144,10 @@ def choose_spacing(ball, sensitivity, *, share=ROUNDING_SHARE):
 def _choose_spacing(ball, sensitivity, share):
     extent = sensitivity * np.asarray(ball.bounding_box(), dtype=float)
     base = 2.0 ** np.floor(np.log2(extent))
-    shift = math.floor(math.log2(share * sensitivity / float(_slack(ball, base))))
+    # s(gamma) <= sum_j gamma_j ||e_j||_K (triangle inequality): a cheap first guess, then the
+    # exact slack on the lattice ball decides (one rational conversion instead of two).
+    upper = float(np.sum(base * ball.norm(np.eye(ball.dim)))) * (1 + 1e-9)
+    shift = math.floor(math.log2(share * sensitivity / upper))
     gamma = np.ldexp(base, shift)
     # The outward rounding of a polytope depends (slightly) on the spacing: check, halve if needed.
     while float(_slack(ball, gamma)) > share * sensitivity:
@@ -158,9 +170,86 @@ def _lattice_ball(ball, gamma):
 
 
 def _slack(ball, gamma):
-    """s(gamma) = sup_{|w_j| <= gamma_j} ||w||_K (in the lattice ball actually used), exactly."""
+    """s(gamma) = sup_{|w_j| <= gamma_j} ||w||_K (in the lattice ball actually used), exactly.
+
+    For a block-sum norm sum_i w_i ||u_i||_{K_i} the supremum over the box separates:
+    sum_i w_i s_i(gamma_i).
+    """
+    if isinstance(ball, BlockSumBall):
+        return sum(Fraction(w) * _slack(b, gamma[i]) for i, b, w in ball.blocks)
     lattice_ball, scale = _lattice_ball(ball, gamma)
     return LatticeKNormNoise(lattice_ball, 1, axis_scale=scale).rounding_slack(gamma if scale is not None else 1)
+
+
+class BlockLatticeNoise:
+    """The lattice law of a block-sum norm: independent lattice laws on the blocks.
+
+    P(k) proportional to exp(-r sum_i w_i ||gamma_i k_i||_{K_i}) is the product of the laws
+    of rates r w_i on the blocks (the density factorises, :class:`BlockSumBall` Notes).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension m.
+    parts : sequence of (indices, LatticeKNormNoise)
+        The blocks' coordinates and laws.
+    """
+
+    def __init__(self, dim, parts):
+        self.dim = dim
+        self.parts = tuple(parts)
+        self.sampler = "blocks: " + "; ".join(noise.sampler for _, noise in self.parts)
+
+    @property
+    def expected_acceptance(self):
+        """The smallest acceptance among the blocks' samplers."""
+        return min(noise.expected_acceptance for _, noise in self.parts)
+
+    def sample(self, size=None, *, rng=None):
+        """Draw lattice noise, int64 of shape (m,) or (*size, m), block by block.
+
+        Parameters
+        ----------
+        size : int or tuple of ints, optional
+            Number (or shape) of vectors.
+        rng : None, int, SeedSequence or Generator
+            Source of randomness (only integers are drawn).
+
+        Returns
+        -------
+        ndarray of int64
+            The noise, in lattice units.
+        """
+        gen = check_rng(rng, "BlockLatticeNoise.sample")
+        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
+        out = np.empty((*shape, self.dim), dtype=np.int64)
+        for idx, noise in self.parts:
+            out[..., idx] = noise.sample(size, rng=gen)
+        return out
+
+
+def lattice_noise(ball, gamma, rate):
+    """Return the exact lattice law P(k) proportional to exp(-rate ||diag(gamma) k||_K).
+
+    Parameters
+    ----------
+    ball : NormBall
+        K (l1 and l_inf balls, polytopes and what converts to them, block-sum norms of those).
+    gamma : ndarray of shape (m,)
+        The lattice spacings.
+    rate : Fraction
+        The rate per unit of ||.||_K (eps / Delta~ for a mechanism).
+
+    Returns
+    -------
+    LatticeKNormNoise or BlockLatticeNoise
+        The law; ``sample`` returns int64 lattice units.
+    """
+    if isinstance(ball, BlockSumBall):
+        parts = [(i, lattice_noise(b, gamma[i], rate * Fraction(w))) for i, b, w in ball.blocks]
+        return BlockLatticeNoise(ball.dim, parts)
+    lattice_ball, scale = _lattice_ball(ball, gamma)
+    return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale)
 
 
 def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None):
@@ -202,10 +291,9 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None):
 
 
 def _build(ball, sensitivity, epsilon, gamma):
-    lattice_ball, scale = _lattice_ball(ball, gamma)
     slack = _slack(ball, gamma)
     delta_tilde = Fraction(sensitivity) + slack
-    noise = LatticeKNormNoise(lattice_ball, Fraction(epsilon) / delta_tilde, axis_scale=scale)
+    noise = lattice_noise(ball, gamma, Fraction(epsilon) / delta_tilde)
     acceptance = noise.expected_acceptance  # a pilot run (fixed seed): deterministic
     if acceptance < MIN_ACCEPTANCE:
         raise LatticeUnavailable(

@@ -12,8 +12,8 @@ from scipy import optimize, special
 
 from knorm._validation import check_count, check_probability
 from knorm.geometry import LinearImage, LpBall, NormBall, ScaledBall
+from knorm.mechanisms.lattice import lattice_noise
 from knorm.noise import KNormNoise
-from knorm.noise.lattice import LatticeKNormNoise
 from knorm.sensitivity import Sensitivity
 
 __all__ = ["Intervals", "Release"]
@@ -212,6 +212,12 @@ class Release:
           plug-in otherwise).
         """
         alpha = check_probability(alpha, "alpha", "Release.conf_int")
+        if self.mechanism != "K-norm" and (self.parent is None or self.parent.mechanism != "K-norm"):
+            raise ValueError(
+                f"Release.conf_int covers additive K-norm releases only; this one is {self.mechanism!r}, whose "
+                "output is not the statistic plus the noise. Use the estimator's conf_int (for example "
+                "LogisticRegression.conf_int)."
+            )
         n_draws = check_count(n_draws, "n_draws", "Release.conf_int")
         if self.parent is not None:
             return self._pushed_intervals(alpha, n_draws)
@@ -229,7 +235,7 @@ class Release:
         if self.noise_scale == 0:  # released inside nonprivate(): no noise
             return np.zeros((n_draws, self.ball.dim))
         if self.lattice_spacing is not None:
-            law = LatticeKNormNoise(self.ball, Fraction(1.0 / self.noise_scale), axis_scale=self.lattice_spacing)
+            law = lattice_noise(self.ball, self.lattice_spacing, Fraction(1.0 / self.noise_scale))
             return law.sample(n_draws, rng=_MC_SEED) * self.lattice_spacing
         return KNormNoise(self.ball, self.noise_scale).public_law_sample(n_draws, seed=_MC_SEED)
 

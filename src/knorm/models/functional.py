@@ -357,6 +357,7 @@ def functional_mechanism(
     xy_share=None,
     floor_level=_FLOOR_LEVEL,
     label="functional mechanism",
+    sampler="auto",
 ):
     """Release T once with K-norm noise, then post-process it into scaled Gram blocks.
 
@@ -393,6 +394,10 @@ def functional_mechanism(
         ``postprocess='eigen'`` (:func:`noise_floor`).
     label : str, default "functional mechanism"
         Label of the release.
+
+    sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
+        How the noise is drawn (:class:`~knorm.mechanisms.KNormMechanism`): 'auto' is the
+        exact lattice release where the ball allows it.
 
     Returns
     -------
@@ -447,7 +452,9 @@ def functional_mechanism(
         xy_share = check_probability(xy_share, "xy_share", _OWNER)
     floor_level = check_probability(floor_level, "floor_level", _OWNER)
     ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
-    release = KNormMechanism(ball, sens, epsilon).release(T, rng=rng, accountant=accountant, label=label)
+    release = KNormMechanism(ball, sens, epsilon, sampler=sampler).release(
+        T, rng=rng, accountant=accountant, label=label
+    )
     tau = 0.0
     if postprocess == "eigen":
         tau = _unit_floor(norm, p, neighbours, statistic, xy_share, floor_level) * release.noise_scale

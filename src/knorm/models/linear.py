@@ -87,6 +87,13 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         same seed, and without one the first such release in a process warns
         (``PrivacyWarning``). A Generator is trusted and advanced; clones get a
         child of it, so they never draw the same noise.
+    sampler : {'auto', 'lattice', 'continuous'}, default='auto'
+        How the noise is drawn. 'auto' (the default) is the exact lattice release
+        (:mod:`knorm.mechanisms.lattice`: the statistic rounded to a power-of-two
+        lattice and integer noise drawn exactly, so floating point cannot leak the
+        data) wherever the noise ball allows it, and continuous noise otherwise.
+        'continuous' is exposed to the least-significant-bit attack of Mironov (2012);
+        every release states its sampler and caveats.
     mechanism : str, default=None
         Deprecated alias of ``norm`` (kept for one release; 'hull' means 'cut').
 
@@ -236,6 +243,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         "xy_share": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
         "accountant": [HasMethods(["spend"]), None],
         "random_state": ["random_state", np.random.Generator],
+        "sampler": [StrOptions({"auto", "lattice", "continuous"})],
         "mechanism": [StrOptions({"auto", *NORMS, "hull"}), None],
     }
 
@@ -253,6 +261,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         xy_share="auto",
         accountant=None,
         random_state=None,
+        sampler="auto",
         mechanism=None,
     ):
         self.epsilon = epsilon
@@ -266,6 +275,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         self.xy_share = xy_share
         self.accountant = accountant
         self.random_state = random_state
+        self.sampler = sampler
         self.mechanism = mechanism
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -323,6 +333,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             xy_share=None if self.xy_share == "auto" else float(self.xy_share),
             floor_level=FLOOR_LEVEL,
             label=f"{_OWNER}.fit (functional mechanism, {name})",
+            sampler=self.sampler,
         )
         self._functional, self._bootstrap = fm, None  # post-processing state for conf_int
         self._bounds = ((lo, hi), (lo_y, hi_y))

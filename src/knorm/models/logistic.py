@@ -115,6 +115,13 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         without one the first such release in a process warns (``PrivacyWarning``).
         A Generator is trusted and advanced; clones get a child of it, so they never
         draw the same noise.
+    sampler : {'auto', 'lattice', 'continuous'}, default='auto'
+        How the noise is drawn. 'auto' (the default) is the exact lattice release
+        (:mod:`knorm.mechanisms.lattice`: the statistic rounded to a power-of-two
+        lattice and integer noise drawn exactly, so floating point cannot leak the
+        data) wherever the noise ball allows it, and continuous noise otherwise.
+        'continuous' is exposed to the least-significant-bit attack of Mironov (2012);
+        every release states its sampler and caveats.
 
     Attributes
     ----------
@@ -304,6 +311,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
+        "sampler": [StrOptions({"auto", "lattice", "continuous"})],
     }
 
     def __init__(
@@ -323,6 +331,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         max_iter=100,
         tol=1e-8,
         random_state=None,
+        sampler="auto",
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -338,6 +347,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.sampler = sampler
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -429,6 +439,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             max_iter=self.max_iter,
             tol=self.tol,
             label=f"{_OWNER}.fit (objective perturbation, {_norm_name(self.norm, 2)}{what})",
+            sampler=self.sampler,
         )
         gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q)
         return dict(
@@ -460,6 +471,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             max_iter=self.max_iter,
             tol=self.tol,
             label=f"{_OWNER}.fit (multinomial objective perturbation, {_norm_name(self.norm, k)})",
+            sampler=self.sampler,
         )
         gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q, n_classes=k)
         return dict(
@@ -484,7 +496,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         w = expit(Z @ theta)
         w *= 1.0 - w
         info = (Z * w[:, None]).T @ Z
-        release = KNormMechanism(ball, sens, epsilon).release(
+        release = KNormMechanism(ball, sens, epsilon, sampler=self.sampler).release(
             weights * info[rows, cols],
             rng=rng,
             accountant=self.accountant,

@@ -156,6 +156,7 @@ def multinomial_objective_perturbation(
     tol=1e-8,
     theta0=None,
     label="multinomial objective perturbation",
+    sampler="auto",
 ):
     """Release Theta_DP of extended objective perturbation for the multinomial logistic loss.
 
@@ -188,6 +189,10 @@ def multinomial_objective_perturbation(
         Starting point.
     label : str, default "multinomial objective perturbation"
         Label of the release.
+
+    sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
+        How the noise is drawn (:class:`~knorm.mechanisms.KNormMechanism`): 'auto' is the
+        exact lattice release where the ball allows it.
 
     Returns
     -------
@@ -274,7 +279,7 @@ def multinomial_objective_perturbation(
             f"{gamma:.3g} underflows, so the objective is not strongly convex enough for a certified minimiser. "
             f"Got epsilon = {epsilon!r} instead: use q closer to 1 (q='auto' adapts) or a smaller epsilon."
         )
-    mechanism = KNormMechanism(ball, sensitivity, eps_op * q)
+    mechanism = KNormMechanism(ball, sensitivity, eps_op * q, sampler=sampler)
     Y = (np.asarray(y)[:, None] == np.arange(1, k)[None, :]).astype(float)
     diagnostics = {}
 

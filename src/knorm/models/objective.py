@@ -346,6 +346,7 @@ def objective_perturbation(
     tol=1e-8,
     theta0=None,
     label="objective perturbation",
+    sampler="auto",
 ):
     """Release theta_DP of Algorithm "Extended Objective Perturbation" for the logistic loss.
 
@@ -375,6 +376,10 @@ def objective_perturbation(
         Starting point (a warm start changes the path, not the unique minimiser).
     label : str, default "objective perturbation"
         Label of the release.
+
+    sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
+        How the noise is drawn (:class:`~knorm.mechanisms.KNormMechanism`): 'auto' is the
+        exact lattice release where the ball allows it.
 
     Returns
     -------
@@ -436,7 +441,7 @@ def objective_perturbation(
             f"enough for a certified minimiser. Got epsilon = {epsilon!r} instead: use q closer to 1 (q='auto' "
             "adapts) or a smaller epsilon."
         )
-    mechanism = KNormMechanism(ball, sensitivity, eps_op * q)
+    mechanism = KNormMechanism(ball, sensitivity, eps_op * q, sampler=sampler)
     diagnostics = {}
 
     def minimise(V):

@@ -38,7 +38,16 @@ import numpy as np
 from scipy.optimize import linprog
 
 from knorm._validation import check_count, check_rng, param_error
-from knorm.geometry import IntersectionBall, K2Ball, LpBall, NormBall, Polytope, RejectionStats, ScaledBall
+from knorm.geometry import (
+    IntersectionBall,
+    K2Ball,
+    LinearImage,
+    LpBall,
+    NormBall,
+    Polytope,
+    RejectionStats,
+    ScaledBall,
+)
 from knorm.noise import discrete
 from knorm.noise.discrete import INT64_MAX
 
@@ -326,9 +335,12 @@ class RationalPolytope:
         """
         g = _gammas(gammas, self.dim, "RationalPolytope.rounding_slack")
         absn = np.abs(self.N)
-        return (
-            max(sum((int(absn[i, j]) * g[j] for j in range(self.dim)), Fraction(0)) for i in range(len(absn))) / self.D
-        )
+        # Rank the rows in binary64 (each sum is within a relative 1e-12 of its exact value),
+        # then take the exact maximum over the rows that can still be the largest.
+        approx = absn.astype(float) @ np.array([float(v) for v in g])
+        candidates = np.flatnonzero(approx >= approx.max() * (1 - 1e-9))
+        exact = (sum((int(absn[i, j]) * g[j] for j in range(self.dim)), Fraction(0)) for i in candidates)
+        return max(exact) / self.D
 
     def __repr__(self):
         return f"RationalPolytope(dim={self.dim}, {len(self.N)} rows, D=2^{math.log2(self.D):g})"
@@ -388,6 +400,21 @@ def _halfspaces(ball, owner):
         dirs = np.vstack([dirs, -dirs])
         h = ball.support(dirs)
         return [(c, Fraction(float(v)) * (1 + _SUPPORT_WIDENING)) for c, v in zip(dirs, h)], ball.bounding_box()
+    if isinstance(ball, LinearImage):
+        # A K = {v : c . A^{-1} v <= h}: map each row of the base, then take the exact support
+        # of A K in the mapped direction (widened against rounding), so every row is a true
+        # tangent halfspace of A K whatever the rounding of A^{-T} c.
+        rows, base_box = _halfspaces(ball.base, owner)
+        inv_t = np.linalg.inv(ball.matrix).T
+        dirs = np.array([inv_t @ c for c, _ in rows])
+        try:
+            h = ball.support(dirs)
+        except NotImplementedError:
+            # No support function (e.g. an intersection): c' . A u = c . u + (A^T c' - c) . u, so
+            # h_{AK}(c') <= h_K(c) + ||A^T c' - c||_1 max|u_i| over the certified box of K.
+            err = np.abs(dirs @ ball.matrix - np.array([c for c, _ in rows])).sum(axis=1)
+            h = np.array([float(hk) for _, hk in rows]) + err * float(np.max(base_box)) * 2
+        return [(c, Fraction(float(v)) * (1 + _SUPPORT_WIDENING)) for c, v in zip(dirs, h)], ball.bounding_box()
     if isinstance(ball, IntersectionBall):
         rows = []
         for idx, sub in ball.constraints:
@@ -398,7 +425,8 @@ def _halfspaces(ball, owner):
                 rows.append((full, h))
         return rows, ball.bounding_box()
     raise ValueError(
-        f"{owner} cannot convert {ball!r}: only Polytope, ScaledBall, K2Ball, IntersectionBall of those, and "
+        f"{owner} cannot convert {ball!r}: only Polytope, ScaledBall, K2Ball, LinearImage and IntersectionBall of "
+        "those, and "
         "l1 / l_inf LpBall have an exact rational outer polytope; use the continuous KNormNoise."
     )
 

@@ -8,10 +8,18 @@ from knorm.sensitivity.hull import CertifiedHull
 from knorm.sensitivity.induced import count_space, histogram_space, induced_space, sum_space, vote_space
 from knorm.sensitivity.layout import RegressionLayout, kt_ball
 from knorm.sensitivity.quadratic import QuadraticStatistic
-from knorm.sensitivity.regression import linear_regression_space
+from knorm.sensitivity.regression import (
+    BlockSumBall,
+    auto_xy_share,
+    linear_regression_space,
+    regression_split_ball,
+    split_sensitivity,
+)
+from knorm.sensitivity.softmax import SoftmaxBall, logistic_information_space, multinomial_gradient_space
 from knorm.sensitivity.space import SensitivitySpace
 
 __all__ = [
+    "BlockSumBall",
     "Box",
     "CertifiedHull",
     "CutBallReport",
@@ -20,14 +28,20 @@ __all__ = [
     "RegressionLayout",
     "Sensitivity",
     "SensitivitySpace",
+    "SoftmaxBall",
     "UnsafeSensitivityError",
+    "auto_xy_share",
     "count_space",
     "histogram_space",
     "induced_space",
     "kt_ball",
     "linear_regression_space",
     "logistic_gradient_space",
+    "logistic_information_space",
+    "multinomial_gradient_space",
     "regression_cut_ball",
+    "regression_split_ball",
+    "split_sensitivity",
     "squared_statistic_space",
     "sum_product_space",
     "sum_space",
