@@ -33,6 +33,7 @@ budget of a full run on the 2-core reference machine.
 SECTIONS = {
     "samplers": "benchmarks.bench_samplers",
     "regression_balls": "benchmarks.bench_regression_balls",
+    "hulls": "benchmarks.bench_hulls",
     "logistic_q": "benchmarks.bench_logistic_q",
     "linear": "benchmarks.bench_linear",
     "peers": "benchmarks.bench_peers",

@@ -154,18 +154,19 @@ class MechanismChoice:
 def _candidates(space, build_hull, time_limit, progress, cache, rng):
     """(candidates, hull build or None, skipped) for a full-dimensional space."""
     m = space.dim
-    cands = {"l1": LpBall(m, 1), "l2": LpBall(m, 2), "linf": LpBall(m, math.inf)}
+    skipped, built, first = {}, None, {}
     if space.hull is not None:
-        cands["hull"] = space.hull
-    cands.update(getattr(space, "candidates", {}))
-    skipped, built = {}, None
-    if build_hull and space.hull is None:
+        first["hull"] = space.hull
+    elif build_hull:
         try:
             built = certified_hull(space, time_limit=time_limit, progress=progress, cache=cache, rng=rng)
         except (NotImplementedError, ValueError) as err:
             skipped["hull"] = f"not built: {err}"
         else:
-            cands["hull" if built.exact else "outer hull"] = built.outer
+            first["hull" if built.exact else "outer hull"] = built.outer
+    # The hull comes first, so that it wins ties in the volume order (l_inf is the hull of a box).
+    cands = {**first, "l1": LpBall(m, 1), "l2": LpBall(m, 2), "linf": LpBall(m, math.inf)}
+    cands.update(getattr(space, "candidates", {}))
     return cands, built, skipped
 
 
@@ -179,7 +180,7 @@ def default_candidates(space, *, build_hull=True, time_limit=TIME_LIMIT, progres
         :meth:`SensitivitySpace.reduced` for a flat one).
     build_hull : bool, default True
         Include the certified hull of :meth:`SensitivitySpace.certified_hull`.
-    time_limit : float, default 5.0
+    time_limit : float, default 3.0
         Seconds allowed for that build.
     progress : bool or None, default None
         Its progress bar (None: past two seconds, when tqdm is installed).
@@ -230,7 +231,7 @@ def choose_mechanism(
         a flat space).
     time_budget : float, default 0.05
         Largest acceptable mean time, in seconds, to draw one noise vector.
-    time_limit : float, default 5.0
+    time_limit : float, default 3.0
         Seconds allowed to build the certified hull (default candidates only).
     progress : bool or None, default None
         Progress bar of that build: None past two seconds (tqdm optional), True, False.
@@ -356,5 +357,10 @@ def _gain(report, mechs, chosen, space, eps, evidence):
         except NotImplementedError:
             return math.nan
         lv["l1"] = float(l1.log_volume())
-    evidence["l1_sensitivity"] = f"{l1.sensitivity.kind}: {l1.sensitivity.method}"
-    return math.exp((lv["l1"] - lv[chosen]) / space.dim)
+    sens = l1.sensitivity
+    evidence["l1_sensitivity"] = f"{sens.kind}: {sens.method}"
+    gain = math.exp((lv["l1"] - lv[chosen]) / space.dim)
+    if sens.kind == "bound" and sens.lower is not None:
+        # A loose certified bound makes l1 look worse: the gain over the best possible l1 lies in this range.
+        evidence["gain_range"] = (gain * sens.lower / sens.value, gain)
+    return gain

@@ -128,9 +128,35 @@ def block_bound(space, ball):
         val, method = naive, "naive per-coordinate bound (smaller than the block bound)"
     lower = None
     if space._extreme_points is not None:
-        c = np.vstack([np.eye(space.dim), _sphere_points(space.dim, 200)])
-        lower = float(np.max(ball._gauge(space._extreme_points(c))))
+        lower = _ascent_lower(space, p) / r
     return Sensitivity(val / r, "bound", method, lower)
+
+
+def _ascent_lower(space, p, starts=64, steps=12):
+    """The largest ||u||_p found over points u of S_T: an attained value, hence a lower bound of Delta_p.
+
+    From the axes and spread directions c, alternate u = a maximiser of c.u over S_T and c
+    = the gradient of ||.||_p at u (the sign vector for p = 1): each step cannot decrease
+    c.u, the ascent used for the largest norm over a convex set.
+    """
+    m = space.dim
+    c = np.vstack([np.eye(m), _sphere_points(m, starts)])
+    best = 0.0
+    for _ in range(steps):
+        u = space._extreme_points(c)
+        best = max(best, float(np.max(np.linalg.norm(u, ord=p, axis=1))))
+        if p == 1:
+            c = np.where(u >= 0, 1.0, -1.0)
+        elif math.isinf(p):
+            c = np.zeros_like(u)
+            j = np.argmax(np.abs(u), axis=1)
+            c[np.arange(len(u)), j] = np.sign(u[np.arange(len(u)), j])
+        else:
+            c = np.sign(u) * np.abs(u) ** (p - 1)
+        c = c[np.any(c != 0, axis=1)]
+        if not len(c):
+            break
+    return best
 
 
 def _sphere_points(m, n):

@@ -56,7 +56,7 @@ __all__ = ["CertifiedHull", "certified_hull", "inner_hull", "outer_hull", "suppo
 # the 1e-10 relative slack of QuadraticStatistic's extremes.
 _FLAT_TOL = 1e-8
 #: Default time limit, in seconds, of a hull build.
-TIME_LIMIT = 5.0
+TIME_LIMIT = 3.0
 #: A build shows a progress bar (when tqdm is installed) once it has run this long.
 PROGRESS_AFTER = 2.0
 # Largest dimension of the facet-refinement builder (qhull on the inner hull).
@@ -136,8 +136,8 @@ class CertifiedHull:
         Returns
         -------
         dict
-            method, exact, seconds, from_cache, sandwich (value, exact, method),
-            epsilon_gap, qhull_errors and notes.
+            The keys method, exact, seconds, from_cache, sandwich (value, exact,
+            method), epsilon_gap, qhull_errors and notes.
         """
         sw = self.sandwich
         return {
@@ -241,9 +241,22 @@ def _dedupe(c, decimals=10):
 def support_points(space, c):
     """Return points of Hull(S_T) attaining h at the rows of c: the extreme-point oracle, else support gradients.
 
-    Returns (points, approximate). Without an oracle the gradient of h at c (central
-    differences) is the maximiser wherever h is differentiable: a point of the hull up to
-    the step's error, so an inner hull built from it is labelled approximate.
+    Parameters
+    ----------
+    space : SensitivitySpace
+        A space with a certified support function.
+    c : ndarray of shape (k, m)
+        Directions.
+
+    Returns
+    -------
+    points : ndarray of shape (k, m)
+        A maximiser of c.u over Hull(S_T) for each direction.
+    approximate : bool
+        False for the space's extreme-point oracle. Without one, the gradient of h at
+        c (central differences) is the maximiser wherever h is differentiable: a point
+        of the hull up to the step's error, so an inner hull built from it is labelled
+        approximate.
     """
     if space._extreme_points is not None:
         return np.asarray(space._extreme_points(c), dtype=float), False
@@ -737,7 +750,7 @@ def certified_hull(space, *, time_limit=TIME_LIMIT, progress=None, cache=True, r
     space : SensitivitySpace
         A full-dimensional space with a certified support function (use
         :meth:`SensitivitySpace.reduced` first for a flat one).
-    time_limit : float, default 5.0
+    time_limit : float, default 3.0
         Seconds for the build; the ball found when it runs out is returned (every step
         is certified). Closed forms and products of closed forms take milliseconds.
     progress : bool or None, default None
@@ -826,7 +839,7 @@ def outer_hull(space, directions=None, *, n_directions=None, rng=None, n_volume=
         Randomness of the directions and of Monte Carlo volumes.
     n_volume : int, default 200000
         Points of Monte Carlo volumes beyond qhull's reach.
-    time_limit : float, default 5.0
+    time_limit : float, default 3.0
         Seconds for the adaptive rule.
 
     Returns
@@ -851,8 +864,9 @@ def outer_hull(space, directions=None, *, n_directions=None, rng=None, n_volume=
     if not space.has_support:
         space.support(np.zeros(dim))
     start = time.perf_counter()
-    if directions is None and n_directions is None and dim <= _MAX_REFINE_DIM:
+    if directions is None:
         _check_full_dimensional(space, "outer_hull")
+    if directions is None and n_directions is None and dim <= _MAX_REFINE_DIM:
         clock = _Clock(check_positive(time_limit, "time_limit", "outer_hull"))
         bar = _Progress(None, time_limit, "knorm: outer hull")
         try:

@@ -219,7 +219,7 @@ class QuadraticStatistic:
         Returns
         -------
         QuadraticStatistic
-            t restricted to those coordinates, on the box of the kept variables.
+            The map t restricted to those coordinates, on the box of the kept variables.
 
         Raises
         ------

@@ -46,7 +46,7 @@ class AffineReduction:
     matrix : ndarray of shape (m - r, r)
         R with T_J = R T_I + n per_record on the other coordinates J (increasing order).
     per_record : ndarray of shape (m - r,) or None
-        t0_J - R t0_I for any record value t0, the part of T_J that each record adds
+        The offset t0_J - R t0_I for any record value t0: the part of T_J that each record adds
         whatever its value; all zeros under add/remove neighbours; None when unknown
         (a space given only by its support function, which says where S_T lies but not
         where T does).

@@ -20,6 +20,7 @@ from knorm._validation import check_count, check_dim, check_rng, check_vectors
 from knorm.geometry import LpBall, NormBall, ScaledBall
 from knorm.geometry.duality import largest_norm
 from knorm.geometry.induced._common import InducedBall
+from knorm.sensitivity import hull_cache
 from knorm.sensitivity.additive import black_box_parts, finite_parts, point_parts, quadratic_parts
 from knorm.sensitivity.bounds import MAX_POLAR_DIM, block_bound, enumerate_sensitivity, polar_bound
 from knorm.sensitivity.certificate import Sensitivity
@@ -351,14 +352,16 @@ class SensitivitySpace:
     def _h(self, c):
         """The user's support function at the rows of ``c``, checked: finite and >= 0 (0 is in S_T)."""
         h = np.asarray(self._support(c), float)
-        bad = ~np.isfinite(h) | (h < 0)
+        # Rounding may give -1e-14 along a flat direction: tolerated, and raised to 0 (never lowered).
+        tiny = 1e-9 * (1.0 + float(np.max(np.abs(h), initial=0.0, where=np.isfinite(h))))
+        bad = ~np.isfinite(h) | (h < -tiny)
         if np.any(bad):
             i = int(np.flatnonzero(bad.ravel())[0])
             raise ValueError(
                 "The 'support' function of SensitivitySpace must return finite values >= 0 (0 is in S_T). "
                 f"Got {float(h.ravel()[i])!r} at c = {np.round(np.atleast_2d(c)[i], 6).tolist()} instead."
             )
-        return h
+        return np.maximum(h, 0.0)
 
     def sample(self, n, *, rng=None):
         """Draw points of S_T from random neighbouring pairs, for diagnostics only.
@@ -484,10 +487,14 @@ class SensitivitySpace:
         hulls under replace-one neighbours (see :mod:`knorm.sensitivity.product`).
         Otherwise one block holding every coordinate.
         """
-        t = self.statistic
-        if isinstance(t, QuadraticStatistic):
-            return [rows for rows, _ in t.blocks()]
-        return [np.arange(self.dim)]
+        return [rows for rows, _ in self._statistic_blocks()]
+
+    def _statistic_blocks(self):
+        """(coordinates, variables) of each separable block, computed once."""
+        if getattr(self, "_blocks", None) is None:
+            t = self.statistic
+            self._blocks = t.blocks() if isinstance(t, QuadraticStatistic) else [(np.arange(self.dim), None)]
+        return self._blocks
 
     # -- flat spaces --------------------------------------------------------------
     def affine_reduction(self):
@@ -544,21 +551,29 @@ class SensitivitySpace:
         return reduction_from_basis(B, t0, how, names=names)
 
     def _support_span(self):
-        """Span of Hull(S_T) from points attaining h, grown until every complementary direction has width 0."""
+        """Span of Hull(S_T) from the support function alone: the complement of its verified flat directions.
+
+        Points attaining h at generic directions (the extreme-point oracle, or gradients
+        of h) span the hull up to rounding; the complement of their span proposes the flat
+        directions, put in reduced row echelon form and rounded to 8, 6 or 4 decimals (so
+        that rational relations such as sum u = 0 become exact despite the gradients'
+        rounding), and they are kept only if h(c) + h(-c) <= 1e-8 times the largest
+        coordinate width for each.
+        """
         m = self.dim
-        dirs = np.vstack([np.eye(m), -np.eye(m), np.random.default_rng(0x5EED).standard_normal((4 * m, m))])
-        pts, _ = support_points(self, dirs)
-        scale = float(np.max(self._h(np.vstack([np.eye(m), -np.eye(m)]))))
-        for _ in range(m + 1):
+        gen = np.random.default_rng(0x5EED)
+        axes = np.vstack([np.eye(m), -np.eye(m)])
+        scale = float(np.max(self._h(axes)))
+        pts, _ = support_points(self, gen.standard_normal((4 * m + 8, m)))  # generic: no ties, no kinks
+        for _ in range(3):
             B = span_basis(pts, rtol=1e-7)
             if B.shape[1] == m:
                 return B
-            N = np.linalg.svd(B, full_matrices=True)[0][:, B.shape[1] :].T  # orthonormal complement
-            width = self._h(N) + self._h(-N)
-            bad = width > 1e-8 * scale
-            if not np.any(bad):
-                return B
-            more, _ = support_points(self, np.vstack([N[bad], -N[bad]]))
+            N = np.linalg.svd(B, full_matrices=True)[0][:, B.shape[1] :].T  # complement, one row per direction
+            flat = _verified_flat(self, N, scale)
+            if flat is not None:
+                return np.linalg.svd(flat.T, full_matrices=True)[0][:, len(flat) :]
+            more, _ = support_points(self, gen.standard_normal((4 * m, m)))
             pts = np.vstack([pts, more])
         return np.eye(m)
 
@@ -606,6 +621,9 @@ class SensitivitySpace:
         if flat_hull is not None:
             sub.hull = flat_hull
             sub.register_exact(flat_hull, 1.0, "the exact hull of the released coordinates (Joseph & Yu 2023)")
+            if isinstance(flat_hull, InducedBall):  # its l_p maxima are the exact l_p sensitivities
+                for p in (1.0, 2.0, math.inf):
+                    sub.register_exact(LpBall(sub.dim, p), *flat_hull.max_lp_norm(p))
         sub.reduction = red
         return sub
 
@@ -731,7 +749,13 @@ class SensitivitySpace:
         blocks' own spaces, so the same value is a certified upper bound.
         """
         p, r = ball.p, ball.radius
-        parts = [self.project(b)._sensitivity(LpBall(len(b), p)) for b in self.blocks]
+        parts, seen = [], {}
+        for rows, variables in self._statistic_blocks():
+            sub = self.restricted(rows, variables)
+            key = hull_cache.space_key(sub, f"lp-{p}")  # identical blocks (same columns) are computed once
+            if key not in seen:
+                seen[key] = sub._sensitivity(LpBall(len(rows), p))
+            parts.append(seen[key])
         val = max(s.value for s in parts) if math.isinf(p) else sum(s.value**p for s in parts) ** (1 / p)
         exact = self.neighbours == "replace" and all(s.kind == "exact" for s in parts)
         kind = "exact" if exact else "bound"
@@ -802,7 +826,7 @@ class SensitivitySpace:
             Randomness of the directions and of Monte Carlo volumes.
         n_volume : int, default 200000
             Monte Carlo points for the sandwich beyond qhull's reach.
-        time_limit : float, default 5.0
+        time_limit : float, default 3.0
             Seconds for the adaptive rule.
 
         Returns
@@ -822,7 +846,7 @@ class SensitivitySpace:
 
         Parameters
         ----------
-        time_limit : float, default 5.0
+        time_limit : float, default 3.0
             Seconds for the build.
         progress : bool or None, default None
             A tqdm bar: None past two seconds, True always, False never.
@@ -840,6 +864,35 @@ class SensitivitySpace:
 
 
 _UNSET = object()
+
+
+def _verified_flat(space, N, scale):
+    """Rows spanning the proposed flat directions N, made exact where possible and checked on h; or None."""
+    _, _, piv = _pivoted_qr(N)
+    R = np.linalg.solve(N[:, piv[: len(N)]], N)  # reduced row echelon form: a canonical basis
+    for rows in (np.round(R, 8), np.round(R, 6), np.round(R, 4), R):
+        unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        width = space._h(unit) + space._h(-unit)
+        if np.all(width <= 1e-8 * scale):
+            return unit
+    return None
+
+
+def _pivoted_qr(N):
+    """Column pivots of N (largest remaining column norm first), as in QR with column pivoting."""
+    A = np.array(N, dtype=float)
+    k, m = A.shape
+    piv = np.arange(m)
+    for i in range(min(k, m)):
+        j = i + int(np.argmax(np.linalg.norm(A[i:, i:], axis=0)))
+        A[:, [i, j]], piv[[i, j]] = A[:, [j, i]], piv[[j, i]]
+        v = A[i:, i].copy()
+        v[0] += np.copysign(np.linalg.norm(v), v[0] if v[0] != 0 else 1.0)
+        nv = np.linalg.norm(v)
+        if nv > 0:
+            v /= nv
+            A[i:, :] -= 2.0 * np.outer(v, v @ A[i:, :])
+    return None, None, piv
 
 
 def _check_neighbours(neighbours, owner):
