@@ -8,6 +8,7 @@ an outer polytope of the polar ball (dimension <= 3) or from coordinate blocks (
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy.spatial import HalfspaceIntersection
@@ -19,6 +20,8 @@ __all__ = ["block_bound", "enumerate_sensitivity", "polar_bound"]
 
 # Largest dimension where the polar polytope bound is computed with qhull.
 MAX_POLAR_DIM = 3
+#: Seconds a polar bound may spend evaluating the support function (fewer points when slow).
+POLAR_BUDGET = 1.0
 _POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
 # Pairs of record points compared at once in exact enumerations.
 _PAIR_BLOCK = 1 << 20
@@ -75,10 +78,11 @@ def polar_bound(space, ball):
     For boundary points u_i of K, K° is inside Q = {c : c.u_i <= 1}, so
     Delta_K = sup_{K°} h <= max over the vertices of Q of h (h is convex). The
     boundary points are 2 (m = 1), 4096 (m = 2) or 6000 (m = 3) deterministic
-    directions scaled to the boundary.
+    directions scaled to the boundary, or fewer (at least 32) when the support
+    function is slow, so that the bound spends about a second.
     """
     m = space.dim
-    dirs = _sphere_points(m, _POLAR_POINTS[m])
+    dirs = _sphere_points(m, _points_within_budget(space, m))
     u = dirs / ball._gauge(dirs)[:, None]
     if m == 1:
         verts = 1.0 / u
@@ -90,6 +94,25 @@ def polar_bound(space, ball):
     if space._extreme_points is not None:
         lower = float(np.max(ball._gauge(space._extreme_points(np.vstack([verts, dirs])))))
     return Sensitivity(upper, "bound", f"polar polytope bound ({len(u)} boundary points)", lower)
+
+
+def _points_within_budget(space, m):
+    """Boundary points of the polar bound: the default number, fewer when h is slow to evaluate.
+
+    The bound evaluates h at about one polar vertex per point in R^2 and two in R^3 (and the
+    extreme points as many times), so the count is capped to keep that within
+    POLAR_BUDGET seconds. Fewer points give a larger polytope Q around K°, hence a looser
+    but still certified bound.
+    """
+    default = _POLAR_POINTS[m]
+    if m == 1:
+        return default
+    probe = _sphere_points(m, 8)
+    t0 = time.perf_counter()
+    space._h(probe)
+    per = (time.perf_counter() - t0) / len(probe)
+    calls = 2 * m - 2  # h at the polar vertices, then extreme points there
+    return int(min(default, max(32, POLAR_BUDGET / max(calls * per, 1e-12))))
 
 
 def block_bound(space, ball):
@@ -137,12 +160,16 @@ def _ascent_lower(space, p, starts=64, steps=12):
 
     From the axes and spread directions c, alternate u = a maximiser of c.u over S_T and c
     = the gradient of ||.||_p at u (the sign vector for p = 1): each step cannot decrease
-    c.u, the ascent used for the largest norm over a convex set.
+    c.u, the ascent used for the largest norm over a convex set. It stops after about
+    POLAR_BUDGET seconds.
     """
     m = space.dim
     c = np.vstack([np.eye(m), _sphere_points(m, starts)])
     best = 0.0
+    end = time.perf_counter() + POLAR_BUDGET  # an attained value is a diagnostic: a second at most
     for _ in range(steps):
+        if time.perf_counter() > end:
+            break
         u = space._extreme_points(c)
         best = max(best, float(np.max(np.linalg.norm(u, ord=p, axis=1))))
         if p == 1:
