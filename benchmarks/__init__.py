@@ -34,6 +34,7 @@ SECTIONS = {
     "samplers": "benchmarks.bench_samplers",
     "lattice": "benchmarks.bench_lattice",
     "regression_balls": "benchmarks.bench_regression_balls",
+    "hulls": "benchmarks.bench_hulls",
     "logistic_q": "benchmarks.bench_logistic_q",
     "multiclass": "benchmarks.bench_multiclass",
     "linear": "benchmarks.bench_linear",

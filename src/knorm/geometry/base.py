@@ -17,15 +17,25 @@ import numpy as np
 
 from knorm._validation import check_count, check_positive, check_rng, check_vectors
 
-__all__ = ["NormBall", "NotANormBallError", "RejectionStats", "ScaledBall", "Volume"]
+__all__ = ["LowAcceptanceError", "NormBall", "NotANormBallError", "RejectionStats", "ScaledBall", "Volume"]
 
 # Largest number of candidate coordinates drawn at once by rejection samplers;
 # bounds memory (~64 MiB of float64) without hurting vectorisation.
 _MAX_BATCH_ENTRIES = 1 << 23
+#: Rejection samplers refuse to go on when, after a pilot of at least
+#: ACCEPTANCE_PILOT / ACCEPTANCE_FLOOR proposals, fewer than ACCEPTANCE_FLOOR of them
+#: were accepted: more than 10^4 proposals per point would take seconds per draw in
+#: high dimension, and a loop that accepts nothing would never end.
+ACCEPTANCE_FLOOR = 1e-4
+ACCEPTANCE_PILOT = 20
 
 
 class NotANormBallError(ValueError):
     """The set given is not a norm ball (convex, bounded, absorbing, symmetric)."""
+
+
+class LowAcceptanceError(RuntimeError):
+    """A rejection sampler accepted less than its floor after its pilot: it refuses to loop on."""
 
 
 class Volume(float):
@@ -342,16 +352,47 @@ class NormBall(ABC):
     def _rejection_from_box(self, n, rng):
         """Exact uniform sampling of K by rejection from its bounding box."""
         b = self.bounding_box()
+
+        def propose(k):
+            cand = rng.uniform(-1.0, 1.0, size=(k, self.dim))
+            cand *= b  # faster than rng.uniform(-b, b) with an array b
+            return cand
+
+        return self._rejection(n, propose, "its bounding box")
+
+    def _rejection(self, n, propose, proposal):
+        """Exact uniform sampling of K by rejection from a proposal law uniform on a superset of K.
+
+        ``propose(k)`` returns k uniform points of the superset (named ``proposal`` in
+        errors). Accepted points are uniform on K whatever the acceptance rate. Once this
+        call has made at least ACCEPTANCE_PILOT / floor proposals (the pilot) and still
+        needs points, an acceptance rate below the ball's ``acceptance_floor`` (default
+        ACCEPTANCE_FLOOR) raises :class:`LowAcceptanceError`: nothing is returned, so no
+        draw is biased, and batch sizes (hence the draws of a seed) are unchanged.
+        """
         out = np.empty((n, self.dim))
         have, proposed = 0, 0
         stats = self.sampler_stats
+        floor = float(getattr(self, "acceptance_floor", ACCEPTANCE_FLOOR))
+        pilot = ACCEPTANCE_PILOT / floor if floor > 0 else math.inf
+        checked = False
         while have < n:
+            if not checked and proposed >= pilot:
+                checked = True
+                if have < floor * proposed:
+                    raise LowAcceptanceError(
+                        f"{type(self).__name__}: rejection sampling from {proposal} accepted {have} of {proposed} "
+                        f"proposals (rate {have / proposed:.2g}), below the floor {floor:g}: one draw would take "
+                        f"about {proposed / max(have, 1):.3g} proposals in dimension {self.dim}. Use a ball with a "
+                        "direct exact sampler instead: choose_mechanism skips this candidate and takes the next in "
+                        "the volume order (an l_p ball, a LinearImage or a product of blocks), or build the hull of "
+                        "a lower-dimensional statistic (SensitivitySpace.certified_hull)."
+                    )
             # Batch size from this call's own acceptance so far, so that a seed
             # gives the same draws whatever the ball sampled before.
             rate = have / proposed if have else (0.5 if not proposed else 1.0 / proposed)
             k = int(min(max(64, 1.2 * (n - have) / rate), max(64, _MAX_BATCH_ENTRIES // self.dim)))
-            cand = rng.uniform(-1.0, 1.0, size=(k, self.dim))
-            cand *= b  # faster than rng.uniform(-b, b) with an array b
+            cand = propose(k)
             keep = cand[self._contains(cand)]
             proposed += k
             stats.proposed += k

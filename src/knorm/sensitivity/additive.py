@@ -12,7 +12,11 @@ import numpy as np
 from knorm._validation import check_vectors
 from knorm.sensitivity.domains import Box
 
-__all__ = ["black_box_parts", "finite_parts", "quadratic_parts"]
+__all__ = ["black_box_parts", "finite_parts", "point_parts", "quadratic_parts"]
+
+#: Multilinear statistics on at most this many record variables get the values at the 2^d
+#: box vertices as record points (exact sensitivities by enumerating pairs).
+MAX_VERTEX_DIM = 10
 
 
 def _record_values(t, records):
@@ -75,7 +79,8 @@ def quadratic_parts(t, domain, add_remove):
             return _random_sign_rows(t(box.sample(n, rng)), rng)
         return t(box.sample(n, rng)) - t(box.sample(n, rng))
 
-    points = t(t.vertices()) if t.is_multilinear else None
+    # Enumerating pairs of the 2^d vertex values is exact and fast only for small d.
+    points = t(t.vertices()) if t.is_multilinear and t.record_dim <= MAX_VERTEX_DIM else None
     return dict(dim=t.dim, support=support, extreme_points=extreme, sampler=sampler, record_points=points)
 
 
@@ -98,7 +103,24 @@ def finite_parts(t, domain, add_remove):
         a maximum over the record values), ``extreme_points``, ``sampler`` and
         ``record_points`` (the values t(z)).
     """
-    pts = _record_values(t, domain.records)
+    return point_parts(_record_values(t, domain.records), add_remove)
+
+
+def point_parts(pts, add_remove):
+    """Return the exact support and extreme points over finitely many record values.
+
+    Parameters
+    ----------
+    pts : ndarray of shape (k, m)
+        The record values t(z).
+    add_remove : bool
+        True for add/remove neighbours, False for replace-one.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`SensitivitySpace`, as :func:`finite_parts`.
+    """
 
     def support(c):
         v = np.atleast_2d(c) @ pts.T

@@ -8,6 +8,7 @@ an outer polytope of the polar ball (dimension <= 3) or from coordinate blocks (
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy.spatial import HalfspaceIntersection
@@ -19,6 +20,8 @@ __all__ = ["block_bound", "enumerate_sensitivity", "polar_bound"]
 
 # Largest dimension where the polar polytope bound is computed with qhull.
 MAX_POLAR_DIM = 3
+#: Seconds a polar bound may spend evaluating the support function (fewer points when slow).
+POLAR_BUDGET = 1.0
 _POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
 # Pairs of record points compared at once in exact enumerations.
 _PAIR_BLOCK = 1 << 20
@@ -75,10 +78,11 @@ def polar_bound(space, ball):
     For boundary points u_i of K, K° is inside Q = {c : c.u_i <= 1}, so
     Delta_K = sup_{K°} h <= max over the vertices of Q of h (h is convex). The
     boundary points are 2 (m = 1), 4096 (m = 2) or 6000 (m = 3) deterministic
-    directions scaled to the boundary.
+    directions scaled to the boundary, or fewer (at least 32) when the support
+    function is slow, so that the bound spends about a second.
     """
     m = space.dim
-    dirs = _sphere_points(m, _POLAR_POINTS[m])
+    dirs = _sphere_points(m, _points_within_budget(space, m))
     u = dirs / ball._gauge(dirs)[:, None]
     if m == 1:
         verts = 1.0 / u
@@ -90,6 +94,25 @@ def polar_bound(space, ball):
     if space._extreme_points is not None:
         lower = float(np.max(ball._gauge(space._extreme_points(np.vstack([verts, dirs])))))
     return Sensitivity(upper, "bound", f"polar polytope bound ({len(u)} boundary points)", lower)
+
+
+def _points_within_budget(space, m):
+    """Boundary points of the polar bound: the default number, fewer when h is slow to evaluate.
+
+    The bound evaluates h at about one polar vertex per point in R^2 and two in R^3 (and the
+    extreme points as many times), so the count is capped to keep that within
+    POLAR_BUDGET seconds. Fewer points give a larger polytope Q around K°, hence a looser
+    but still certified bound.
+    """
+    default = _POLAR_POINTS[m]
+    if m == 1:
+        return default
+    probe = _sphere_points(m, 8)
+    t0 = time.perf_counter()
+    space._h(probe)
+    per = (time.perf_counter() - t0) / len(probe)
+    calls = 2 * m - 2  # h at the polar vertices, then extreme points there
+    return int(min(default, max(32, POLAR_BUDGET / max(calls * per, 1e-12))))
 
 
 def block_bound(space, ball):
@@ -128,9 +151,39 @@ def block_bound(space, ball):
         val, method = naive, "naive per-coordinate bound (smaller than the block bound)"
     lower = None
     if space._extreme_points is not None:
-        c = np.vstack([np.eye(space.dim), _sphere_points(space.dim, 200)])
-        lower = float(np.max(ball._gauge(space._extreme_points(c))))
+        lower = _ascent_lower(space, p) / r
     return Sensitivity(val / r, "bound", method, lower)
+
+
+def _ascent_lower(space, p, starts=64, steps=12):
+    """The largest ||u||_p found over points u of S_T: an attained value, hence a lower bound of Delta_p.
+
+    From the axes and spread directions c, alternate u = a maximiser of c.u over S_T and c
+    = the gradient of ||.||_p at u (the sign vector for p = 1): each step cannot decrease
+    c.u, the ascent used for the largest norm over a convex set. It stops after about
+    POLAR_BUDGET seconds.
+    """
+    m = space.dim
+    c = np.vstack([np.eye(m), _sphere_points(m, starts)])
+    best = 0.0
+    end = time.perf_counter() + POLAR_BUDGET  # an attained value is a diagnostic: a second at most
+    for _ in range(steps):
+        if time.perf_counter() > end:
+            break
+        u = space._extreme_points(c)
+        best = max(best, float(np.max(np.linalg.norm(u, ord=p, axis=1))))
+        if p == 1:
+            c = np.where(u >= 0, 1.0, -1.0)
+        elif math.isinf(p):
+            c = np.zeros_like(u)
+            j = np.argmax(np.abs(u), axis=1)
+            c[np.arange(len(u)), j] = np.sign(u[np.arange(len(u)), j])
+        else:
+            c = np.sign(u) * np.abs(u) ** (p - 1)
+        c = c[np.any(c != 0, axis=1)]
+        if not len(c):
+            break
+    return best
 
 
 def _sphere_points(m, n):

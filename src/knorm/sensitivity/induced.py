@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from knorm.geometry import CountBall, HistogramBall, LpBall, SumBall, VoteBall
+from knorm.sensitivity.reduction import AffineReduction
 from knorm.sensitivity.space import SensitivitySpace
 
 __all__ = ["count_space", "histogram_space", "induced_space", "sum_space", "vote_space"]
@@ -29,7 +32,9 @@ def induced_space(ball):
     -------
     SensitivitySpace
         With ``hull=ball``, the ball's support function (exact), and the exact
-        sensitivities of the ball (1) and of l1, l2 and l_inf registered.
+        sensitivities of the ball (1) and of l1, l2 and l_inf registered. For a flat
+        ball (histograms, and votes under replace-one) the space is that of the released
+        coordinates, and its ``reduction`` rebuilds the full statistic.
 
     Examples
     --------
@@ -45,6 +50,11 @@ def induced_space(ball):
     space = SensitivitySpace.from_support(
         ball.dim, ball.support, exact=True, hull=ball, name=repr(ball), neighbours=ball.neighbours
     )
+    if ball.flat:  # released coordinates: the last count is n per_record_total minus the others
+        d = ball.dim
+        space.reduction = AffineReduction(
+            ball.stat_dim, np.arange(d), -np.ones((1, d)), np.array([float(ball.per_record_total)]), repr(ball)
+        )
     space.register_exact(ball, 1.0, f"{type(ball).__name__} is the convex hull of S_T (Joseph & Yu 2023)")
     for p in (1.0, 2.0, math.inf):
         value, method = ball.max_lp_norm(p)

@@ -12,17 +12,23 @@ unless it says kind='estimate'.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from knorm._validation import check_count, check_dim, check_rng, check_vectors
 from knorm.geometry import LpBall, NormBall, ScaledBall
 from knorm.geometry.duality import largest_norm
-from knorm.sensitivity.additive import black_box_parts, finite_parts, quadratic_parts
+from knorm.geometry.induced._common import InducedBall
+from knorm.sensitivity import hull_cache
+from knorm.sensitivity.additive import black_box_parts, finite_parts, point_parts, quadratic_parts
 from knorm.sensitivity.bounds import MAX_POLAR_DIM, block_bound, enumerate_sensitivity, polar_bound
 from knorm.sensitivity.certificate import Sensitivity
+from knorm.sensitivity.closed_hulls import finite_exact_hull
 from knorm.sensitivity.domains import Box, FiniteDomain
-from knorm.sensitivity.hull import inner_hull, outer_hull
+from knorm.sensitivity.hull import TIME_LIMIT, certified_hull, inner_hull, outer_hull, support_points
 from knorm.sensitivity.quadratic import QuadraticStatistic
+from knorm.sensitivity.reduction import AffineReduction, reduction_from_basis, span_basis
 
 __all__ = ["SensitivitySpace"]
 
@@ -52,7 +58,11 @@ class SensitivitySpace:
     statistic : QuadraticStatistic or callable, optional
         The per-record map t, when T = sum_i t(x_i).
     hull : NormBall, optional
-        A ball known to be exactly Hull(S_T) (a closed form).
+        A ball known to be exactly Hull(S_T) (a closed form). For a flat space it may
+        be a flat induced ball (:class:`~knorm.geometry.HistogramBall`,
+        :class:`~knorm.geometry.VoteBall`) of the released coordinates, whose
+        ``stat_dim`` is ``dim``: it then fixes the reduction and is the hull of
+        :meth:`reduced`.
     candidates : dict of str to NormBall, optional
         Further certified balls worth ranking for this statistic.
     name : str, default ""
@@ -64,6 +74,13 @@ class SensitivitySpace:
     support_exact : bool, default True
         False when ``support`` is only an upper bound of h (still certified);
         sensitivities derived from it are then labelled 'bound', not 'exact'.
+    reduction : AffineReduction, optional
+        Set when this space lives in the released coordinates of a flat statistic:
+        how the full statistic is rebuilt from them (see :meth:`reduced`).
+    record_point : array_like of shape (m,), optional
+        One per-record value t(z) (any record), for spaces given by a support function
+        only: it fixes where T lies, so that a flat space's dropped coordinates can be
+        rebuilt (it plays no part in any sensitivity).
 
     Attributes
     ----------
@@ -83,6 +100,9 @@ class SensitivitySpace:
         Label.
     support_exact : bool
         Whether the support function is exact rather than an upper bound.
+    reduction : AffineReduction or None
+        How the full statistic is rebuilt from this space's coordinates, when they
+        are the released coordinates of a flat statistic.
 
     References
     ----------
@@ -121,6 +141,8 @@ class SensitivitySpace:
         name="",
         neighbours="replace",
         support_exact=True,
+        reduction=None,
+        record_point=None,
     ):
         self.dim = check_dim(dim, "SensitivitySpace")
         self.support_exact = bool(support_exact)
@@ -130,10 +152,22 @@ class SensitivitySpace:
         self._sampler = sampler
         self.record_points = None if record_points is None else np.asarray(record_points, float)
         self.statistic = statistic
+        self._flat_hull = None
+        if isinstance(hull, InducedBall) and hull.flat and hull.stat_dim == self.dim:
+            self._flat_hull, hull = hull, None  # the hull of the released coordinates
         self.hull = _check_ball(hull, self.dim, "hull")
         self.candidates = {str(k): _check_ball(b, self.dim, "candidates") for k, b in (candidates or {}).items()}
         self.name = name
+        if reduction is not None and not isinstance(reduction, AffineReduction):
+            raise TypeError(
+                f"The 'reduction' parameter of SensitivitySpace must be an AffineReduction. Got {reduction!r} instead."
+            )
+        self.reduction = reduction
+        self._record_point = (
+            None if record_point is None else check_vectors(record_point, self.dim, "record_point", "SensitivitySpace")
+        )
         self._known = {}  # ball key -> Sensitivity from a closed form (a proof)
+        self._affine = _UNSET  # the detected affine reduction, once computed
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -196,6 +230,7 @@ class SensitivitySpace:
         hull=None,
         candidates=None,
         neighbours="replace",
+        record_point=None,
     ):
         """Build S_T from a certified support function of its hull (the user's proof).
 
@@ -220,6 +255,9 @@ class SensitivitySpace:
             Further certified balls worth ranking.
         neighbours : {'replace', 'add_remove'}, default 'replace'
             The neighbouring relation the support function is for.
+        record_point : array_like of shape (dim,), optional
+            One per-record value t(z): lets a flat space rebuild its dropped coordinates
+            (see :meth:`affine_reduction`); never used for a sensitivity.
 
         Returns
         -------
@@ -240,6 +278,7 @@ class SensitivitySpace:
             hull=hull,
             candidates=candidates,
             neighbours=neighbours,
+            record_point=record_point,
         )
 
     def register_exact(self, ball, value, method):
@@ -336,14 +375,16 @@ class SensitivitySpace:
     def _h(self, c):
         """The user's support function at the rows of ``c``, checked: finite and >= 0 (0 is in S_T)."""
         h = np.asarray(self._support(c), float)
-        bad = ~np.isfinite(h) | (h < 0)
+        # Rounding may give -1e-14 along a flat direction: tolerated, and raised to 0 (never lowered).
+        tiny = 1e-9 * (1.0 + float(np.max(np.abs(h), initial=0.0, where=np.isfinite(h))))
+        bad = ~np.isfinite(h) | (h < -tiny)
         if np.any(bad):
             i = int(np.flatnonzero(bad.ravel())[0])
             raise ValueError(
                 "The 'support' function of SensitivitySpace must return finite values >= 0 (0 is in S_T). "
                 f"Got {float(h.ravel()[i])!r} at c = {np.round(np.atleast_2d(c)[i], 6).tolist()} instead."
             )
-        return h
+        return np.maximum(h, 0.0)
 
     def sample(self, n, *, rng=None):
         """Draw points of S_T from random neighbouring pairs, for diagnostics only.
@@ -401,10 +442,13 @@ class SensitivitySpace:
         -------
         SensitivitySpace
             Its support function is h at directions supported on ``indices``, and
-            its sampler, extreme points and record points are projected likewise;
+            its sampler, extreme points and record points are projected likewise (for
+            a :class:`QuadraticStatistic` it is the space of the restricted statistic);
             registered closed forms are not carried over.
         """
         idx = np.asarray(indices, int)
+        if isinstance(self.statistic, QuadraticStatistic):
+            return self.restricted(idx)
 
         def embed(c):
             full = np.zeros((len(c), self.dim))
@@ -426,7 +470,185 @@ class SensitivitySpace:
             name=f"{self.name}[{idx.tolist()}]",
             neighbours=self.neighbours,
             support_exact=self.support_exact,
+            record_point=None if self._record_point is None else self._record_point[idx],
         )
+
+    def restricted(self, rows, variables=None):
+        """Return the space of the sub-statistic made of the coordinates ``rows`` of a QuadraticStatistic.
+
+        Parameters
+        ----------
+        rows : array_like of int
+            Output coordinates to keep, in order.
+        variables : array_like of int, optional
+            Record variables to keep (the rows must involve no other).
+
+        Returns
+        -------
+        SensitivitySpace
+            :meth:`additive` of ``statistic.restrict(rows, variables)``, same neighbours.
+            It is the projection of S_T onto those coordinates, so its hull contains the
+            projection of Hull(S_T).
+        """
+        t = self.statistic
+        if not isinstance(t, QuadraticStatistic):
+            raise TypeError(
+                "SensitivitySpace.restricted needs a space built from a QuadraticStatistic. "
+                f"Got a statistic of type {type(t).__name__} instead."
+            )
+        rows = np.asarray(rows, int)
+        return SensitivitySpace.additive(
+            t.restrict(rows, variables), None, name=f"{self.name}[{rows.tolist()}]", neighbours=self.neighbours
+        )
+
+    @property
+    def blocks(self):
+        """The separable blocks of T: lists of coordinates, each depending on its own record variables.
+
+        For a :class:`QuadraticStatistic` on a box these are the blocks of
+        :meth:`QuadraticStatistic.blocks`: Hull(S_T) is the product of the blocks'
+        hulls under replace-one neighbours (see :mod:`knorm.sensitivity.product`).
+        Otherwise one block holding every coordinate.
+        """
+        return [rows for rows, _ in self._statistic_blocks()]
+
+    def _statistic_blocks(self):
+        """(coordinates, variables) of each separable block, computed once."""
+        if getattr(self, "_blocks", None) is None:
+            t = self.statistic
+            self._blocks = t.blocks() if isinstance(t, QuadraticStatistic) else [(np.arange(self.dim), None)]
+        return self._blocks
+
+    # -- flat spaces --------------------------------------------------------------
+    def affine_reduction(self):
+        """Return how a flat S_T is reduced to its affine span, or None when it is full-dimensional.
+
+        Returns
+        -------
+        AffineReduction or None
+            The released coordinates and the exact reconstruction of the others (see
+            :mod:`knorm.sensitivity.reduction`); None when S_T spans R^m.
+
+        Notes
+        -----
+        Detected exactly where the statistic says so: for a :class:`QuadraticStatistic`
+        from the linear dependencies of its coefficient rows (a combination lambda with
+        lambda.t(z) constant; under add/remove the constants too); for finite record
+        values from their affine (add/remove: linear) span; for a flat induced hull from
+        the ball; otherwise from the support function, where a direction c with
+        h(c) + h(-c) = 0 (to 1e-8 of the largest width) is flat, found among the
+        complements of the span of points attaining h and checked on a basis.
+        """
+        if self._affine is _UNSET:
+            self._affine = self._detect_reduction()
+        return self._affine
+
+    def _detect_reduction(self):
+        m = self.dim
+        add_remove = self.neighbours == "add_remove"
+        names = tuple(getattr(self.statistic, "names", ()))
+        ball = self._flat_hull
+        if ball is not None:
+            # Its coordinates sum to n per_record_total: the last is rebuilt from the others.
+            per = np.array([0.0 if add_remove else float(ball.per_record_total)])
+            return AffineReduction(m, np.arange(m - 1), -np.ones((1, m - 1)), per, f"the flat hull {ball!r}", names)
+        t = self.statistic
+        if isinstance(t, QuadraticStatistic):
+            rows = t.coefficient_rows(with_const=add_remove)
+            B = span_basis(rows.T)
+            t0 = np.zeros(m) if add_remove else t(t._base)
+            how = "linear dependencies of the coefficient rows"
+        elif self.record_points is not None:
+            pts = self.record_points
+            B = span_basis(pts if add_remove else pts - pts[0])
+            t0 = np.zeros(m) if add_remove else pts[0]
+            how = "the affine span of the record values" if not add_remove else "the span of the record values"
+        elif self._support is not None:
+            B = self._support_span()
+            t0 = np.zeros(m) if add_remove else self._record_point
+            how = "directions c with h(c) + h(-c) = 0"
+        else:
+            return None
+        if B.shape[1] == m:
+            return None
+        return reduction_from_basis(B, t0, how, names=names)
+
+    def _support_span(self):
+        """Span of Hull(S_T) from the support function alone: the complement of its verified flat directions.
+
+        Points attaining h at generic directions (the extreme-point oracle, or gradients
+        of h) span the hull up to rounding; the complement of their span proposes the flat
+        directions, put in reduced row echelon form and rounded to 8, 6 or 4 decimals (so
+        that rational relations such as sum u = 0 become exact despite the gradients'
+        rounding), and they are kept only if h(c) + h(-c) <= 1e-8 times the largest
+        coordinate width for each.
+        """
+        m = self.dim
+        gen = np.random.default_rng(0x5EED)
+        axes = np.vstack([np.eye(m), -np.eye(m)])
+        scale = float(np.max(self._h(axes)))
+        pts, _ = support_points(self, gen.standard_normal((4 * m + 8, m)))  # generic: no ties, no kinks
+        for _ in range(3):
+            B = span_basis(pts, rtol=1e-7)
+            if B.shape[1] == m:
+                return B
+            N = np.linalg.svd(B, full_matrices=True)[0][:, B.shape[1] :].T  # complement, one row per direction
+            flat = _verified_flat(self, N, scale)
+            if flat is not None:
+                return np.linalg.svd(flat.T, full_matrices=True)[0][:, len(flat) :]
+            more, _ = support_points(self, gen.standard_normal((4 * m, m)))
+            pts = np.vstack([pts, more])
+        return np.eye(m)
+
+    def reduced(self):
+        """Return the space of the released coordinates of a flat statistic (itself when full-dimensional).
+
+        Returns
+        -------
+        SensitivitySpace
+            The projection of S_T onto the coordinates :meth:`affine_reduction` releases:
+            full-dimensional, with ``reduction`` set so that the full statistic can be
+            rebuilt from a release (:meth:`AffineReduction.expand`). For a
+            :class:`QuadraticStatistic` it is the space of the restricted statistic; a
+            flat induced hull becomes its ``hull``.
+
+        Examples
+        --------
+        Counts of 3 categories (one per record) sum to n: two are released.
+
+        >>> import numpy as np
+        >>> space = SensitivitySpace.additive(lambda z: z, FiniteDomain(np.eye(3)))
+        >>> sub = space.reduced()
+        >>> sub.dim, sub.reduction.expand([4.0, 1.0], n_records=10).tolist()
+        (2, [4.0, 1.0, 5.0])
+        """
+        red = self.affine_reduction()
+        if red is None:
+            return self
+        idx = red.released
+        name = f"{self.name or 'T'} (released coordinates {idx.tolist()})"
+        t = self.statistic
+        if isinstance(t, QuadraticStatistic):
+            sub = SensitivitySpace.additive(t.restrict(idx), None, name=name, neighbours=self.neighbours)
+        elif self.record_points is not None:
+            parts = point_parts(self.record_points[:, idx], self.neighbours == "add_remove")
+            sub = SensitivitySpace(name=name, neighbours=self.neighbours, **parts)
+        else:
+            sub = self.project(idx)
+            sub.name = name
+        flat_hull = self._flat_hull
+        if flat_hull is None and self.record_points is not None and not isinstance(t, QuadraticStatistic):
+            found = finite_exact_hull(self.record_points, self.neighbours)
+            if found is not None and found[0].dim == len(idx) and np.array_equal(idx, np.arange(len(idx))):
+                flat_hull = found[0]  # a flat induced ball of the first coordinates (histogram, votes)
+        if flat_hull is not None:
+            sub.hull = flat_hull
+            sub.register_exact(flat_hull, 1.0, "the exact hull of the released coordinates (Joseph & Yu 2023)")
+            if isinstance(flat_hull, InducedBall):  # its l_p maxima are the exact l_p sensitivities
+                for p in (1.0, 2.0, math.inf):
+                    sub.register_exact(LpBall(sub.dim, p), *flat_hull.max_lp_norm(p))
+        sub.reduction = red
+        return sub
 
     # -- sensitivities ------------------------------------------------------------
     def coordinate_sensitivities(self):
@@ -502,6 +724,13 @@ class SensitivitySpace:
                 )
         if self.record_points is not None:
             return enumerate_sensitivity(self, ball)
+        if self._support is not None and self.dim == 1:
+            # In R^1 every ball is [-r, r]: Delta = h(1) ||1||_K.
+            val = float(self._h(np.ones((1, 1)))[0] * ball._gauge(np.ones(1)))
+            kind = "exact" if self.support_exact else "bound"
+            return Sensitivity(val, kind, f"{kind}: h(1) ||1||_K in dimension 1")
+        if isinstance(ball, LpBall) and self._support is not None and len(self.blocks) > 1:
+            return self._block_lp_sensitivity(ball)
         if self._support is None:
             raise NotImplementedError(
                 "No certified sensitivity is available for a black-box statistic on a box: give t as a "
@@ -532,6 +761,33 @@ class SensitivitySpace:
             f"No certified sensitivity method for {ball!r} in dimension {self.dim}: use a polytope, an l_p ball, "
             "an intersection of low-dimensional balls, or register a closed form."
         )
+
+    def _block_lp_sensitivity(self, ball):
+        """l_p sensitivity of a separable statistic from its blocks' (module notes of product).
+
+        Under replace-one neighbours Hull(S_T) is the product of the blocks' hulls, and
+        the supremum of sum_b ||u_b||_p^p over a product is the sum of the blocks'
+        suprema: Delta_p = (sum_b Delta_p(T_b)^p)^(1/p) (the maximum for p = inf),
+        exact when every block's is. Under add/remove S_T lies in the product of the
+        blocks' own spaces, so the same value is a certified upper bound.
+        """
+        p, r = ball.p, ball.radius
+        parts, seen = [], {}
+        for rows, variables in self._statistic_blocks():
+            sub = self.restricted(rows, variables)
+            key = hull_cache.space_key(sub, f"lp-{p}")  # identical blocks (same columns) are computed once
+            if key not in seen:
+                seen[key] = sub._sensitivity(LpBall(len(rows), p))
+            parts.append(seen[key])
+        val = max(s.value for s in parts) if math.isinf(p) else sum(s.value**p for s in parts) ** (1 / p)
+        exact = self.neighbours == "replace" and all(s.kind == "exact" for s in parts)
+        kind = "exact" if exact else "bound"
+        lows = [s.lower if s.lower is not None else s.value for s in parts]
+        lower = None
+        if not exact and self.neighbours == "replace":
+            lower = max(lows) if math.isinf(p) else sum(v**p for v in lows) ** (1 / p)
+        method = f"{kind}: l_p over the product of {len(parts)} separable blocks"
+        return Sensitivity(val / r, kind, method, None if lower is None else lower / r)
 
     def estimate_sensitivity(self, ball, n=100_000, *, rng=None):
         """Return the largest ||u||_K over sampled points of S_T: an estimate, NOT safe for privacy.
@@ -580,26 +836,86 @@ class SensitivitySpace:
         """
         return inner_hull(self, n, rng=rng)
 
-    def outer_hull(self, directions=None, *, n_directions=None, rng=None, n_volume=200_000):
+    def outer_hull(self, directions=None, *, n_directions=None, rng=None, n_volume=200_000, time_limit=TIME_LIMIT):
         """Return a certified outer polytope of Hull(S_T) (see :func:`knorm.sensitivity.hull.outer_hull`).
 
         Parameters
         ----------
         directions : array_like of shape (k, m), optional
-            Cutting directions.
+            Cutting directions; by default chosen adaptively.
         n_directions : int, optional
-            Number of random directions (default 60 m).
+            Number of random directions (the original non-adaptive rule).
         rng : None, int, SeedSequence or Generator
             Randomness of the directions and of Monte Carlo volumes.
         n_volume : int, default 200000
             Monte Carlo points for the sandwich beyond qhull's reach.
+        time_limit : float, default 3.0
+            Seconds for the adaptive rule.
 
         Returns
         -------
         CertifiedHull
-            The certified outer polytope, an inner polytope, and their volume ratio.
+            The certified outer polytope, an inner polytope, their volume ratio, and any
+            qhull failure.
         """
-        return outer_hull(self, directions, n_directions=n_directions, rng=rng, n_volume=n_volume)
+        return outer_hull(
+            self, directions, n_directions=n_directions, rng=rng, n_volume=n_volume, time_limit=time_limit
+        )
+
+    def certified_hull(self, *, time_limit=TIME_LIMIT, progress=None, cache=True, rng=None):
+        """Return the exact hull or a certified outer ball, structure first (see :func:`knorm.sensitivity.hull.certified_hull`).
+
+        The ball's sensitivity (1, attained) is registered on this space.
+
+        Parameters
+        ----------
+        time_limit : float, default 3.0
+            Seconds for the build.
+        progress : bool or None, default None
+            A tqdm bar: None past two seconds, True always, False never.
+        cache : bool, default True
+            Reuse hulls built before for this statistic (memory and disk).
+        rng : None, int, SeedSequence or Generator
+            Randomness of candidate directions and Monte Carlo sandwiches.
+
+        Returns
+        -------
+        CertifiedHull
+            The ball, whether exact, its sandwich, build time, cache use and qhull failures.
+        """
+        return certified_hull(self, time_limit=time_limit, progress=progress, cache=cache, rng=rng)
+
+
+_UNSET = object()
+
+
+def _verified_flat(space, N, scale):
+    """Rows spanning the proposed flat directions N, made exact where possible and checked on h; or None."""
+    _, _, piv = _pivoted_qr(N)
+    R = np.linalg.solve(N[:, piv[: len(N)]], N)  # reduced row echelon form: a canonical basis
+    for rows in (np.round(R, 8), np.round(R, 6), np.round(R, 4), R):
+        unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        width = space._h(unit) + space._h(-unit)
+        if np.all(width <= 1e-8 * scale):
+            return unit
+    return None
+
+
+def _pivoted_qr(N):
+    """Column pivots of N (largest remaining column norm first), as in QR with column pivoting."""
+    A = np.array(N, dtype=float)
+    k, m = A.shape
+    piv = np.arange(m)
+    for i in range(min(k, m)):
+        j = i + int(np.argmax(np.linalg.norm(A[i:, i:], axis=0)))
+        A[:, [i, j]], piv[[i, j]] = A[:, [j, i]], piv[[j, i]]
+        v = A[i:, i].copy()
+        v[0] += np.copysign(np.linalg.norm(v), v[0] if v[0] != 0 else 1.0)
+        nv = np.linalg.norm(v)
+        if nv > 0:
+            v /= nv
+            A[i:, :] -= 2.0 * np.outer(v, v @ A[i:, :])
+    return None, None, piv
 
 
 def _check_neighbours(neighbours, owner):
