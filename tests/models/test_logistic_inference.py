@@ -6,7 +6,6 @@ is slow and runs in CI only (pytest -m slow; see test_coverage_of_nominal_95_int
 """
 
 import math
-import os
 import pickle
 
 import numpy as np

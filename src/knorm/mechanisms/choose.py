@@ -24,6 +24,7 @@ from knorm.mechanisms.compare import RankingReport, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
 from knorm.sensitivity import SensitivitySpace
 from knorm.sensitivity.hull import TIME_LIMIT, certified_hull
+from knorm.sensitivity.reduction import AffineReduction
 
 __all__ = ["MechanismChoice", "choose_mechanism", "default_candidates"]
 
@@ -66,7 +67,7 @@ class MechanismChoice:
     seconds_per_draw: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
     gain: float = math.nan
-    reduction: object = None
+    reduction: AffineReduction | None = None
     evidence: dict = field(default_factory=dict)
 
     def reduce(self, value):
@@ -289,7 +290,8 @@ def choose_mechanism(
     budget = check_positive(time_budget, "time_budget", "choose_mechanism")
     limit = check_positive(time_limit, "time_limit", "choose_mechanism")
     gen = check_rng(rng, "choose_mechanism")
-    evidence, skipped = {"qhull_errors": []}, {}
+    evidence: dict = {"qhull_errors": []}
+    skipped: dict = {}
     work = space
     red = space.affine_reduction() if space.has_support or space.record_points is not None else None
     if red is not None and (candidates is None or all(getattr(b, "dim", None) == red.dim for b in candidates.values())):

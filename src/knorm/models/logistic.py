@@ -562,7 +562,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         if remaining is not None and epsilon > remaining * (1 + 1e-12) + 1e-15:
             raise BudgetExceededError(
                 f"Spending epsilon={epsilon:g} on '{_OWNER}.fit' would exceed the total "
-                f"{acc.total_epsilon:g} (spent {acc.spent:g}, remaining {remaining:g})."
+                f"{getattr(acc, 'total_epsilon', float('nan')):g} (spent {getattr(acc, 'spent', float('nan')):g}, "
+                f"remaining {remaining:g})."
             )
 
     def _release_rngs(self, count):
@@ -715,6 +716,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         names = (["intercept"] if self.fit_intercept else []) + [str(n) for n in names]
         coef = np.concatenate([self.intercept_ if self.fit_intercept else [], self.coef_[0]])
         model, info = self.release_, self.information_release_
+        assert info is not None  # summary() is reached only with an information release
         eps_model = model.epsilon
         terms = [
             ("classes", f"{self.classes_.tolist()} (positive: {self.classes_.tolist()[1]!r})"),

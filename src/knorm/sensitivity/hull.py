@@ -442,7 +442,8 @@ def _cylinders(space, t, clock, progress, cache, rng):
     m = t.dim
     uses = t._uses
     sets = [tuple(np.flatnonzero(uses[j]).tolist()) for j in range(m)]
-    single, pair = {}, {}
+    single: dict[int, list[int]] = {}
+    pair: dict[tuple[int, ...], list[int]] = {}
     for j, s in enumerate(sets):
         if len(s) == 1:
             single.setdefault(s[0], []).append(j)
@@ -451,7 +452,7 @@ def _cylinders(space, t, clock, progress, cache, rng):
     linear = {v: [j for j in rows if not np.any(t.A[j])] for v, rows in single.items()}
     cons, covered = [], np.zeros(m, bool)
     errors, notes = [], []
-    built = {}
+    built: dict = {}
     n_k3 = n_pair = 0
     for v, rows in sorted(single.items()):
         res = _block_hull(space.restricted(rows, [v]), clock, progress, cache, rng, built, share=0.05)
@@ -478,7 +479,7 @@ def _cylinders(space, t, clock, progress, cache, rng):
         cons.append((rows, res.outer))
         covered[rows] = True
         errors += res.qhull_errors
-    for j in np.flatnonzero(~covered):
+    for j in np.flatnonzero(~covered).tolist():
         cons.append(([int(j)], _interval(space._h(np.eye(m)[j : j + 1])[0])))
     notes.append(
         f"cylinders: {len(single)} one-variable, {n_k3} K_3 images, {n_pair} two-variable hulls "

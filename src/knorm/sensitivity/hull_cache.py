@@ -70,6 +70,7 @@ def space_key(space, tag):
     from knorm.sensitivity.quadratic import QuadraticStatistic
 
     t = space.statistic
+    arrays: tuple[np.ndarray, ...]
     if isinstance(t, QuadraticStatistic):
         arrays = (t.A, t.b, t.lower, t.upper)
     elif space.record_points is not None:

@@ -53,7 +53,7 @@ def induced_space(ball):
     if ball.flat:  # released coordinates: the last count is n per_record_total minus the others
         d = ball.dim
         space.reduction = AffineReduction(
-            ball.stat_dim, np.arange(d), -np.ones((1, d)), np.array([float(ball.per_record_total)]), repr(ball)
+            ball.stat_dim, np.arange(d), -np.ones((1, d)), np.array([float(ball.per_record_total or 0.0)]), repr(ball)
         )
     space.register_exact(ball, 1.0, f"{type(ball).__name__} is the convex hull of S_T (Joseph & Yu 2023)")
     for p in (1.0, 2.0, math.inf):

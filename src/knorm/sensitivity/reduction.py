@@ -217,7 +217,7 @@ def select_coordinates(B):
     count and vote balls of :mod:`knorm.geometry.induced`).
     """
     m, r = B.shape
-    keep = []
+    keep: list[int] = []
     for j in range(m):
         trial = B[keep + [j]]
         s = np.linalg.svd(trial, compute_uv=False)

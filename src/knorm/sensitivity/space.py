@@ -550,7 +550,7 @@ class SensitivitySpace:
         ball = self._flat_hull
         if ball is not None:
             # Its coordinates sum to n per_record_total: the last is rebuilt from the others.
-            per = np.array([0.0 if add_remove else float(ball.per_record_total)])
+            per = np.array([0.0 if add_remove else float(ball.per_record_total or 0.0)])
             return AffineReduction(m, np.arange(m - 1), -np.ones((1, m - 1)), per, f"the flat hull {ball!r}", names)
         t = self.statistic
         if isinstance(t, QuadraticStatistic):

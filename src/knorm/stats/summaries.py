@@ -212,7 +212,7 @@ def _check_l0_bound(l0_bound, dim, owner):
     rule = f"an int in the range [1, {dim}] (the number of columns)"
     if isinstance(l0_bound, bool) or not isinstance(l0_bound, numbers.Integral):
         raise param_error("l0_bound", owner, rule, l0_bound, TypeError)
-    if not 1 <= l0_bound <= dim:
+    if not 1 <= int(l0_bound) <= dim:
         raise param_error("l0_bound", owner, rule, l0_bound)
     return int(l0_bound)
 
