@@ -206,6 +206,9 @@ def auto_norm(p, neighbours="replace", statistic="paper"):
     for name in ("l1", "l2"):
         if _log_volume_lp(space.dim, _LP[name], _witness_lower_bound(p, neighbours, _LP[name], statistic)) <= linf:
             candidates[name] = _ball(name, p, *key)
+    # l1 is always a candidate (with the cheap certified bound of _certified) so that the
+    # gain against Laplace is not computed from a costly l1 sensitivity of the whole space.
+    candidates.setdefault("l1", _ball("l1", p, *key))
     return choose_mechanism(space, 1.0, candidates, rng=_FLOOR_SEED).name
 
 

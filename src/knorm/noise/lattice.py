@@ -876,7 +876,7 @@ class LatticeKNormNoise:
         return out
 
     def sample(self, size=None, *, rng=None):
-        """Draw lattice noise: int64 of shape (d,) if ``size`` is None, else (*size, d).
+        """Draw lattice noise: int64 of shape (d,) if ``size`` is None, else ``(*size, d)``.
 
         Parameters
         ----------

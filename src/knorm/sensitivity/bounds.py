@@ -23,6 +23,8 @@ MAX_POLAR_DIM = 3
 #: Seconds a polar bound may spend evaluating the support function (fewer points when slow).
 POLAR_BUDGET = 1.0
 _POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
+# Face solves per direction allowed in the (diagnostic) ascent of an attained lower bound.
+_ASCENT_WORK = 3.0**9
 # Pairs of record points compared at once in exact enumerations.
 _PAIR_BLOCK = 1 << 20
 
@@ -167,8 +169,11 @@ def _ascent_lower(space, p, starts=64, steps=12):
     c = np.vstack([np.eye(m), _sphere_points(m, starts)])
     best = 0.0
     end = time.perf_counter() + POLAR_BUDGET  # an attained value is a diagnostic: a second at most
+    work = getattr(getattr(space, "statistic", None), "face_work", None)
     for _ in range(steps):
-        if time.perf_counter() > end:
+        if work is not None and c.shape[1] == len(getattr(space.statistic, "_uses", ())):
+            c = c[work(c) <= _ASCENT_WORK]  # 3^a face solves per direction: skip the costly ones
+        if time.perf_counter() > end or not len(c):
             break
         u = space._extreme_points(c)
         best = max(best, float(np.max(np.linalg.norm(u, ord=p, axis=1))))

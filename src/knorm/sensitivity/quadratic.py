@@ -117,7 +117,7 @@ class QuadraticStatistic:
         off = np.any(self.A != 0, axis=0)
         np.fill_diagonal(off, False)
         _, label = connected_components(off, directed=False)
-        comps = [np.flatnonzero(label == k) for k in range(label.max() + 1)]
+        comps = [np.flatnonzero(label == k) for k in range(label.max() + 1 if label.size else 0)]
         self._single = np.array([c[0] for c in comps if len(c) == 1], dtype=int)
         self._multi = [c for c in comps if len(c) > 1]
         self._diag = self.A[:, self._single, self._single] if len(self._single) else np.zeros((self.dim, 0))
@@ -231,6 +231,8 @@ class QuadraticStatistic:
         lower, upper = self.lower, self.upper
         if variables is not None:
             v = np.asarray(variables, dtype=int)
+            if not len(v):  # constant rows (a count): keep one variable they do not use
+                v = np.zeros(1, dtype=int)
             dropped = np.setdiff1d(self.variables_of(rows), v)
             if len(dropped):
                 raise ValueError(
@@ -319,6 +321,20 @@ class QuadraticStatistic:
         const = c @ self.const
         slack = _SLACK * (mag + 1.0)
         return hi + const + slack, lo + const - slack, zhi, zlo
+
+    def face_work(self, c):
+        """Face solves that :meth:`extremes` spends on each row of ``c``: sum over components of 3^a.
+
+        ``a`` is the number of a component's variables that the direction involves; callers
+        with an optional use of extremes (an attained lower bound) skip directions that
+        would cost too much (3^a grows fast for statistics with many cross terms).
+        """
+        c = np.atleast_2d(np.asarray(c, float))
+        involved = (np.abs(c) > 0).astype(float) @ self._uses.astype(float) > 0  # (k, d)
+        work = np.zeros(len(c))
+        for comp in self._multi:
+            work += 3.0 ** involved[:, comp].sum(axis=1)
+        return work
 
 
 def _separable_extremes(q, g, lower, upper):
