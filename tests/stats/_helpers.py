@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from knorm.mechanisms import nonprivate
+from knorm.mechanisms import KNormMechanism, nonprivate
+from knorm.noise import KNormNoise
 
 CONTAINERS = ["numpy", "pandas", "dask"]
 
@@ -72,12 +73,37 @@ def grid_records(lo, hi, levels):
     return np.array(list(itertools.product(*axes)), dtype=float)
 
 
+def lattice_law(release):
+    """The exact lattice law of a release drawn on a lattice, or None for a continuous release."""
+    r = root(release)
+    if r.lattice_spacing is None:
+        return None
+    return KNormMechanism(r.ball, r.sensitivity, r.epsilon, lattice_spacing=r.lattice_spacing).lattice
+
+
 def log_density_ratio(release, z, t, t2):
     """log f(z | T = t) - log f(z | T = t2) for the release's noise law, from its norm.
 
-    The density is proportional to exp(-||v||_K / scale), scale = Delta / epsilon, so the
-    normalising constants cancel.
+    Continuous: the density is proportional to exp(-||v||_K / scale), scale = Delta /
+    epsilon, so the normalising constants cancel. Lattice: z = gamma (round(T / gamma) + k)
+    and the exact pmf of k is proportional to exp(-eps ||k||_K / Delta~) (its
+    ``unnormalised_logpmf``), z given in lattice units of the release.
     """
     r = root(release)
+    law = lattice_law(release)
+    if law is not None:
+        k = np.rint(np.asarray(z) / law.spacing).astype(np.int64)
+        lp = law.noise.unnormalised_logpmf
+        units = [np.rint(np.asarray(v) / law.spacing).astype(np.int64) for v in (t, t2)]
+        return np.asarray(lp(k - units[0])) - np.asarray(lp(k - units[1]))
     norm = r.ball.norm
     return (np.asarray(norm(np.asarray(z) - t2)) - np.asarray(norm(np.asarray(z) - t))) / r.noise_scale
+
+
+def noise_draws(release, t, n, seed):
+    """``n`` outputs of the release's mechanism at T = t (on its lattice when it has one)."""
+    r = root(release)
+    law = lattice_law(release)
+    if law is not None:
+        return (np.rint(t / law.spacing) + law.noise.sample(n, rng=seed)) * law.spacing
+    return t + KNormNoise(r.ball, r.noise_scale).public_law_sample(n, seed=seed)

@@ -47,7 +47,8 @@ def test_values_outside_the_edges_go_to_the_edge_bins_and_are_counted(x):
 
 def test_histogram_under_replace_is_released_in_the_span_and_sums_to_n(x):
     release = dp.histogram(x, EDGES, epsilon=1.0, rng=SEED)
-    assert release.parent.value.shape == (3,) and release.parent.ball_name == "HistogramBall(n_categories=4)"
+    assert release.parent.value.shape == (3,) and release.parent.ball_name == "histogram ball"
+    assert repr(release.parent.ball) == "HistogramBall(n_categories=4)"
     assert release.value.sum() == pytest.approx(500, abs=1e-9)
     np.testing.assert_allclose(release.value[:3], release.parent.value)
 
@@ -116,5 +117,6 @@ def test_histograms_and_votes_of_many_categories_release_in_the_affine_span(k):
 def test_counts_of_many_columns_release_with_the_count_ball():
     ones = (np.random.default_rng(SEED).random((100, 100)) < 0.02).astype(float)
     release = dp.count(ones, epsilon=1.0, l0_bound=10, rng=SEED)
-    assert release.ball_name == "CountBall(dim=100, l0_bound=10, neighbours='add_remove')"
+    assert release.ball_name == "count ball"
+    assert repr(release.ball) == "CountBall(dim=100, l0_bound=10, neighbours='add_remove')"
     assert release.gain > 1.0 and release.value.shape == (100,)
