@@ -14,6 +14,7 @@ from knorm import PrivacyAccountant
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, Release
 from knorm.models import LinearRegression, LogisticRegression
+from knorm.noise import LatticeKNormNoise
 from knorm.noise import distribution as noise_distribution
 from tests.settings import SEED
 
@@ -109,16 +110,23 @@ def _publishing_frames():
 @pytest.mark.parametrize("norm", ["linf", "l1", "kt", "cut"])
 def test_every_draw_of_a_linear_fit_is_inside_the_release_path(norm):
     calls = []
-    real = noise_distribution.sample_knorm
+    real, real_lattice = noise_distribution.sample_knorm, LatticeKNormNoise.sample
 
     def traced(*args, **kwargs):
         calls.append(_publishing_frames())
         return real(*args, **kwargs)
 
+    def traced_lattice(self, *args, **kwargs):  # the default sampler='auto' draws on a lattice
+        calls.append(_publishing_frames())
+        return real_lattice(self, *args, **kwargs)
+
     rng = np.random.default_rng(SEED)
     X = rng.uniform(-1, 1, size=(200, 2))
     y = X @ [1.0, -1.0] + 0.1 * rng.standard_normal(200)
-    with mock.patch.object(noise_distribution, "sample_knorm", traced):
+    with (
+        mock.patch.object(noise_distribution, "sample_knorm", traced),
+        mock.patch.object(LatticeKNormNoise, "sample", traced_lattice),
+    ):
         LinearRegression(epsilon=1.0, norm=norm, bounds_X=(-1, 1), bounds_y=(-3, 3), random_state=1).fit(X, y)
     assert calls and all(calls)
 

@@ -142,7 +142,8 @@ def test_coverage_small_simulation():
 def test_paper_statistic_is_conservative():
     # Without sum y^2 the residual variance is replaced by its largest value: the scale is
     # a bound, above the truth, and the intervals are wider than with the completed statistic.
-    X, y = make_data(np.random.default_rng(SEED), 3000)
+    # n = 20,000: the released residual variance is noisy at n = 3,000 (0 to 2.2 over seeds).
+    X, y = make_data(np.random.default_rng(SEED), 20_000)
     paper = fit(X, y, statistic="paper")
     gram = fit(X, y, statistic="gram")
     assert paper._inference().sigma_kind == "bound" and paper._inference().sigma > 2 * SIGMA

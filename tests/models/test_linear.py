@@ -155,7 +155,10 @@ def test_floor_is_public_and_scales_with_noise():
     X, y = simulate(rng, 2000)
     reg = LinearRegression(epsilon=2.0, norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
     reg.fit(X, y)
-    assert reg.floor_ == pytest.approx(noise_floor("linf", 5, 2.0, statistic="gram", level=0.5))
+    # The floor is the unit floor times the noise scale: Delta / eps, or Delta~ / eps on a lattice (<= 1% more).
+    inflation = reg.noise_scale_ * 2.0 / reg.sensitivity_.value
+    assert 1.0 <= inflation <= 1.01
+    assert reg.floor_ == pytest.approx(inflation * noise_floor("linf", 5, 2.0, statistic="gram", level=0.5))
     assert noise_floor("linf", 5, 2.0, level=0.5) < noise_floor("linf", 5, 2.0)  # the median is below the 0.9-quantile
     assert noise_floor("linf", 5, 1.0) == pytest.approx(2 * noise_floor("linf", 5, 2.0))
     # The response square adds a coordinate to the noise, which grows with the dimension.
@@ -227,7 +230,7 @@ def test_fitted_attributes():
     assert reg.statistic_noisy_.shape == (RegressionLayout(2, response_square=True).dim,)
     assert reg.n_samples_ == 500 and reg.n_features_in_ == 2
     assert reg.coef_.shape == (2,) and isinstance(reg.intercept_, float)
-    assert reg.noise_scale_ == reg.sensitivity_.value
+    assert reg.sensitivity_.value <= reg.noise_scale_ <= 1.01 * reg.sensitivity_.value  # eps = 1; lattice slack
     d = RegressionLayout(5, response_square=True).dim
     lin = LinearRegression(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0).fit(X, y)
     assert lin.sensitivity_.value == pytest.approx(2.0)
@@ -244,7 +247,9 @@ def test_split_share_is_a_parameter():
     kw = dict(bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=0)
     reg = LinearRegression(xy_share=0.5, **kw).fit(X, y)
     assert reg.release_.ball_name == "split(p=5, y^2, xy share 0.5)"
-    assert reg.floor_ == pytest.approx(noise_floor("split", 5, 1.0, statistic="gram", xy_share=0.5, level=0.5))
+    inflation = reg.noise_scale_ / reg.sensitivity_.value  # 1, or Delta~ / Delta <= 1.01 on a lattice
+    unit = noise_floor("split", 5, 1.0, statistic="gram", xy_share=0.5, level=0.5)
+    assert reg.floor_ == pytest.approx(inflation * unit)
     # A larger response share puts more noise on the design block: a larger floor.
     assert reg.floor_ > LinearRegression(xy_share=0.2, **kw).fit(X, y).floor_
     assert LinearRegression(norm="cut", xy_share=0.5, **kw).fit(X, y).release_.ball_name == "K_T cut (p=5, y^2)"

@@ -86,7 +86,7 @@ def test_information_release_is_the_fisher_information_at_the_released_theta():
         and info.sensitivity.value == 0.5
         and info.sensitivity.kind == "exact"
     )
-    assert info.noise_scale == pytest.approx(0.5 / 0.6) and info.epsilon == pytest.approx(0.6)
+    assert 0.5 / 0.6 <= info.noise_scale <= 1.01 * 0.5 / 0.6 and info.epsilon == pytest.approx(0.6)  # lattice slack
     assert private.release_.epsilon == pytest.approx(1.4)
 
 

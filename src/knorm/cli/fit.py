@@ -163,13 +163,13 @@ def _probability(text):
     return value
 
 
-def _share(text, option):
+def _share(text, option, rule):
     if text == "auto":
         return text
     try:
         return float(text)
     except ValueError:
-        raise CLIError(f"argument {option} must be a float or 'auto'. Got {text!r} instead.") from None
+        raise CLIError(f"argument {option} must be a float in {rule} or 'auto'. Got {text!r} instead.") from None
 
 
 def _raw():
@@ -241,7 +241,7 @@ def _model(args, bounds_X, bounds, accountant):
     )
     if args.model == "linear":
         return LinearRegression(norm=args.norm, bounds_y=bounds[args.target], postprocess=args.postprocess, **common)
-    q = _share(args.q, "--q")
+    q = _share(args.q, "--q", "(0, 1)")
     if args.classes is None and not args.public_labels:
         raise CLIError(
             "declare the labels with --classes A,B[,C...] (or pass --public-labels to read them from the "
@@ -251,7 +251,7 @@ def _model(args, bounds_X, bounds, accountant):
     return LogisticRegression(
         norm=args.norm,
         q=q,
-        inference_share=_share(args.inference_share, "--inference-share"),
+        inference_share=_share(args.inference_share, "--inference-share", "[0, 1)"),
         multi_class=args.multi_class,
         **extra,
         **common,
@@ -290,8 +290,9 @@ def _report(args, model, features, n_dropped):
         lines += [f"  caveat: {c}" for c in r.caveats]
     if release.ledger_entry is not None:
         acc = model.accountant
-        positions = ", ".join(str(r.ledger_entry.position) for r in releases if r.ledger_entry is not None)
-        lines.append(f"charged to {args.budget}: entries {positions}; {acc.spent:g} of {acc.total_epsilon:g} spent")
+        positions = [str(r.ledger_entry.position) for r in releases if r.ledger_entry is not None]
+        which = f"entry {positions[0]}" if len(positions) == 1 else f"entries {', '.join(positions)}"
+        lines.append(f"charged to {args.budget}: {which}; {acc.spent:g} of {acc.total_epsilon:g} spent")
     names = ["intercept", *features]
     intervals = _intervals(model, args.alpha)
     payload = {

@@ -169,8 +169,10 @@ def _bins(text):
         edges = [float(v) for v in text.split(",")]
     except ValueError:
         raise CLIError(f"argument --bins must be comma-separated numbers. Got {text!r} instead.") from None
-    if len(edges) < 2 or not all(math.isfinite(e) for e in edges) or np.any(np.diff(edges) <= 0):
-        raise CLIError(f"argument --bins must be at least two finite, strictly increasing edges. Got {text!r} instead.")
+    if len(edges) < 3 or not all(math.isfinite(e) for e in edges) or np.any(np.diff(edges) <= 0):
+        raise CLIError(
+            f"argument --bins must be at least 3 finite, strictly increasing edges (2 or more bins). Got {text!r} instead."
+        )
     return edges
 
 

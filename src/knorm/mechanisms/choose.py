@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from knorm._validation import check_positive, check_rng
+from knorm._validation import check_positive, check_rng, param_error
 from knorm.geometry.base import LowAcceptanceError, NormBall
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.compare import RankingReport, rank_mechanisms
@@ -287,6 +287,8 @@ def choose_mechanism(
             f"The 'space' parameter of choose_mechanism must be a SensitivitySpace. Got {type(space).__name__} instead."
         )
     eps = check_positive(epsilon, "epsilon", "choose_mechanism")
+    if progress not in (None, True, False):
+        raise param_error("progress", "choose_mechanism", "True, False or None", progress, TypeError)
     budget = check_positive(time_budget, "time_budget", "choose_mechanism")
     limit = check_positive(time_limit, "time_limit", "choose_mechanism")
     gen = check_rng(rng, "choose_mechanism")

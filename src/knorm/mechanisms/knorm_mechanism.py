@@ -56,11 +56,11 @@ def _output_lattice(dim, radius, epsilon):
     the builder adds s once more).
     """
     ball = LpBall(dim, math.inf)
-    spacing = choose_spacing(ball, 2.0 * radius)
-    delta = math.nextafter(2.0 * radius + float(np.max(spacing)), math.inf)
     try:
+        spacing = choose_spacing(ball, 2.0 * radius)
+        delta = math.nextafter(2.0 * radius + float(np.max(spacing)), math.inf)
         return build_lattice_law(ball, delta, epsilon, spacing=spacing)
-    except LatticeUnavailable:
+    except ValueError:  # LatticeUnavailable, or no lattice within the exact integer range: continuous
         return None
 
 
@@ -143,6 +143,11 @@ class KNormMechanism:
         if sampler not in _SAMPLERS:
             raise param_error("sampler", "KNormMechanism", f"one of {_SAMPLERS}", sampler)
         self.sampler = sampler
+        if lattice_spacing is not None and sampler == "continuous":
+            raise ValueError(
+                "The 'lattice_spacing' parameter of KNormMechanism must be None with sampler='continuous' (there is "
+                f"no lattice). Got {lattice_spacing!r} instead."
+            )
         self.lattice_spacing = None if lattice_spacing is None else check_spacing(lattice_spacing, ball.dim)
         self._lattice = None  # built on first use (a pilot run), then cached
         self._lattice_reason = ""

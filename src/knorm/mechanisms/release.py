@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, special
 
-from knorm._validation import check_count, check_probability
+from knorm._validation import check_count, check_probability, param_error
 from knorm.geometry import LinearImage, LpBall, NormBall, ScaledBall
 from knorm.mechanisms.lattice import lattice_noise
 from knorm.noise import KNormNoise
@@ -219,6 +219,8 @@ class Release:
                 "LogisticRegression.conf_int)."
             )
         n_draws = check_count(n_draws, "n_draws", "Release.conf_int")
+        if n_draws < 1:
+            raise param_error("n_draws", "Release.conf_int", "an int >= 1", n_draws)
         if self.parent is not None:
             return self._pushed_intervals(alpha, n_draws)
         if self.lattice_spacing is not None:

@@ -305,6 +305,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         else:
             with numeric_input(_OWNER, X=X, y=y):
                 X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+                y = np.asarray(y, dtype=np.float64)  # text labels fail here, inside the clear error
             p = X.shape[1]
         lo, hi = check_bounds(self.bounds_X, p, "bounds_X", _OWNER)
         lo_y, hi_y = check_bounds(self.bounds_y, 1, "bounds_y", _OWNER)

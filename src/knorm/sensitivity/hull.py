@@ -41,7 +41,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
-from knorm._validation import check_count, check_positive, check_rng, check_vectors
+from knorm._validation import check_count, check_positive, check_rng, check_vectors, param_error
 from knorm.geometry import IntersectionBall, LinearImage, LpBall, NormBall, Polytope, Volume
 from knorm.geometry.base import LowAcceptanceError
 from knorm.geometry.duality import sign_vectors
@@ -826,6 +826,12 @@ def certified_hull(space, *, time_limit=TIME_LIMIT, progress=None, cache=True, r
     (True, 'hull of (x, x^2)')
     """
     owner = "certified_hull"
+    if not hasattr(space, "has_support") or not hasattr(space, "dim"):
+        raise TypeError(
+            f"The 'space' parameter of {owner} must be a SensitivitySpace. Got {type(space).__name__} instead."
+        )
+    if progress not in (None, True, False):
+        raise param_error("progress", owner, "True, False or None", progress, TypeError)
     limit = check_positive(time_limit, "time_limit", owner)
     gen = check_rng(rng, owner)
     if not space.has_support:

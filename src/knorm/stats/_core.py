@@ -83,15 +83,20 @@ def as_columns(x, owner, name="x", *, ndim=None):
         raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
     if arr.shape[1] == 0:
         raise param_error(name, owner, "an array with at least one column", f"shape {np.shape(x)}")
-    _refuse_nan(int(np.isnan(arr).sum()), owner, name)
+    _refuse_nan(int(np.isnan(arr).sum()), int(np.isinf(arr).sum()), owner, name)
     return arr
 
 
-def _refuse_nan(count, owner, name):
+def _refuse_nan(count, infinite, owner, name):
     if count:
         raise ValueError(
             f"The {name!r} parameter of {owner} must not hold NaN: drop or impute the missing values first "
             f"(nothing is dropped silently). Got {count} NaN value(s) instead."
+        )
+    if infinite:  # clipping inf to a bound would hide a data error
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must hold finite values: inf is not clipped silently. "
+            f"Got {infinite} infinite value(s) instead."
         )
 
 
@@ -115,10 +120,12 @@ def _dask_columns(x, owner, name):
     arr = arr[:, None] if arr.ndim == 1 else arr
     if arr.shape[1] == 0:
         raise param_error(name, owner, "an array with at least one column", f"shape {arr.shape}")
-    rows, nans = dask.compute(arr.shape[0] if isinstance(arr.shape[0], int) else arr[:, 0].size, da.isnan(arr).sum())
+    rows, nans, infs = dask.compute(
+        arr.shape[0] if isinstance(arr.shape[0], int) else arr[:, 0].size, da.isnan(arr).sum(), da.isinf(arr).sum()
+    )
     if int(rows) == 0:
         raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
-    _refuse_nan(int(nans), owner, name)
+    _refuse_nan(int(nans), int(infs), owner, name)
     return arr
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from knorm._validation import check_positive
+from knorm._validation import check_positive, param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import (
@@ -270,7 +270,14 @@ def covariance_matrix(upper):
            [0.5, 2. ]])
     """
     upper = np.asarray(upper, dtype=float)
-    p = int(round((math.sqrt(8 * len(upper) + 1) - 1) / 2))
+    p = int(round((math.sqrt(8 * upper.size + 1) - 1) / 2)) if upper.ndim == 1 else 0
+    if upper.ndim != 1 or p * (p + 1) // 2 != upper.size or p == 0:
+        raise param_error(
+            "upper",
+            "knorm.stats.covariance_matrix",
+            "a 1-D array of length p (p + 1) / 2 (an upper triangle, row by row)",
+            f"shape {upper.shape}",
+        )
     out = np.zeros((p, p))
     out[np.triu_indices(p)] = upper
     return out + np.triu(out, 1).T

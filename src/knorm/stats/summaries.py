@@ -171,6 +171,12 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
                 f"The 'bounds' parameter of {owner} must be symmetric, [-b, b], with l0_bound (a record's zero entries "
                 f"are its 'absent' ones). Got lower={lo.tolist()}, upper={hi.tolist()} instead."
             )
+        if not _all(((X != 0).sum(axis=1) <= l0_bound).all()):
+            # The ball is certified only for records with <= k non-zeros: refuse, never release.
+            raise ValueError(
+                f"The 'x' parameter of {owner} must have at most l0_bound = {l0_bound} non-zero entries per record "
+                "(the declared rule). Got records with more instead."
+            )
         # Records x / b lie in [-1, 1]^p with <= k non-zeros: S_T = diag(b) S_sum, hull diag(b) K_sum.
         space0 = sum_space(p, l0_bound, neighbours=neighbours)
         ball = LinearImage(space0.hull, hi, name=f"sum ball (k={l0_bound})")
