@@ -133,7 +133,7 @@ def choose_spacing(ball, sensitivity, *, share=ROUNDING_SHARE):
     Returns
     -------
     ndarray of shape (m,)
-        gamma_j proportional (up to powers of two) to the extent of Delta K along axis j,
+        The spacings gamma_j, proportional (up to powers of two) to the extent of Delta K along axis j,
         the largest such lattice whose slack, computed exactly on the lattice ball, is at
         most share x Delta.
     """

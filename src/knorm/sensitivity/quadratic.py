@@ -328,6 +328,16 @@ class QuadraticStatistic:
         ``a`` is the number of a component's variables that the direction involves; callers
         with an optional use of extremes (an attained lower bound) skip directions that
         would cost too much (3^a grows fast for statistics with many cross terms).
+
+        Parameters
+        ----------
+        c : array_like of shape (k, m) or (m,)
+            Directions in the statistic's space.
+
+        Returns
+        -------
+        ndarray of shape (k,)
+            The number of face solves per direction.
         """
         c = np.atleast_2d(np.asarray(c, float))
         involved = (np.abs(c) > 0).astype(float) @ self._uses.astype(float) > 0  # (k, d)

@@ -149,7 +149,7 @@ class SoftmaxBall(NormBall):
         Returns
         -------
         float
-            m sum_s P(s) [s e(s) + (r - s) e(r - s)], with P(s) = binom(r, s)^2 /
+            The value m sum_s P(s) [s e(s) + (r - s) e(r - s)], with P(s) = binom(r, s)^2 /
             binom(2r, r) the chance of s positive coordinates in a column and
             e(j) = 2 / ((j + 1)(j + 2)) the mean square of a coordinate of a uniform
             point of the corner simplex of dimension j (a Dirichlet(1, ..., 1)
