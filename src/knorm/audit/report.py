@@ -273,46 +273,49 @@ differential privacy systems", IEEE S&P 2022). Floating-point arithmetic can
 also raise the sensitivity of the statistic itself, for example sums of many
 rounded terms (Casacuberta, Shoemate, Vadhan & Wagaman, CCS 2022).
 
-**What knorm does.** Like most libraries in scientific Python, knorm samples in
-IEEE-754 binary64 with numpy:
+**What knorm does.** By default (`sampler='auto'`) a release is drawn **exactly on a
+lattice, in integer arithmetic** (`knorm.mechanisms.lattice`, `knorm.noise.LatticeKNormNoise`):
 
-* a `numpy.random.Generator` (PCG64, a statistical generator, not a
-  cryptographically secure one; `rng=None` seeds it from the operating system);
-* Laplace coordinates as scale x `standard_exponential` with a random sign bit;
-  l2, l_p and general balls as a Gamma radius (a sum of exponentials or
-  `rng.gamma`) times a direction or a uniform point of K, where the uniform
-  point comes from Gaussian or generalized-Gaussian draws, exact
-  triangulations or rejection from a box;
-* the release as `T + V` in binary64, without clamping or rounding.
+* the statistic is rounded to a lattice gamma Z^m of power-of-two spacings,
+  R(T) = gamma round(T / gamma), and the release is gamma (round(T / gamma) + k) with
+  k drawn from the integer law P(k) proportional to exp(-eps ||gamma k||_K / Delta~);
+* the rounding moves a difference of neighbours by at most the slack s(gamma) =
+  max over the lattice ball of ||gamma (round(a) - round(b))||_K - ||gamma (a - b)||_K,
+  computed exactly on a rational outer polytope of K; the spacing is chosen so that
+  s(gamma) <= 1% of Delta, and the law uses Delta~ = Delta + s(gamma), so the
+  guarantee eps holds for the mechanism that runs, bit for bit;
+* k is drawn with integer and rational arithmetic only: discrete Laplace
+  coordinates for l1, an exact sampler for l_inf, and exact rejection from a box for
+  polytopes (Polytope, K_2, K_3, LinearImage, intersections of those, the
+  regression K_T, cut and split balls), so the set of possible outputs does not
+  depend on T beyond the lattice point round(T / gamma);
+* the released doubles are exact multiples of gamma (|value / gamma| < 2^52 is checked).
 
-**What knorm does not do.** It implements no snapping mechanism, no
-discretisation and no exact or discrete sampler. The guarantee eps ||u||_K / Delta
-is that of the real-valued mechanism. The floating-point mechanism that runs
-differs from it in its least significant bits. The support of T + V as a
-set of doubles depends on T, so Mironov-type attacks are **not** excluded. This
-holds for the l1 mechanism, which is a Laplace mechanism, and in principle for
-every ball. The audit above cannot detect this kind of leak: its events are
-thresholds with probabilities of order 1/n and more. The leak sits in sets of
-individual doubles, which these events never isolate. Because the noise is drawn
-independently of T, the running time of the rejection samplers depends only on
-the public ball and not on the data.
+`Release.sampler`, `Release.lattice_spacing` and `Release.caveats` state which
+sampler ran. The test suite runs Mironov's attack (tests/mechanisms/test_lattice.py):
+on the continuous l1 mechanism more than 1% of the outputs are impossible under the
+neighbour; on the lattice none is, and the exact pmf ratios stay below exp(eps).
 
-**Mitigations (future work).**
+**What is still continuous, with a caveat on the release.** Balls without an exact
+rational outer polytope (l2 and other l_p with 1 < p < inf, membership-oracle balls,
+the induced histogram, count, sum and vote balls of Joseph & Yu) fall back to the
+binary64 sampler below, and so does `sampler='continuous'`. Objective perturbation
+(logistic regression) draws its linear term V in binary64 and feeds it to a numerical
+optimiser; the published theta is rounded to a lattice and given exact lattice noise,
+whose share of epsilon covers the optimiser's tolerance, but the guarantee of V's
+part is that of the real-valued mechanism. The binary64 sampler is a
+`numpy.random.Generator` (PCG64, not cryptographically secure; `rng=None` seeds it
+from the operating system) giving Laplace coordinates, Gamma radii times uniform
+points of K, and `T + V` in binary64: its support as a set of doubles depends on T,
+so Mironov-type attacks are not excluded there. The audit above cannot detect this
+kind of leak (its events have probabilities of order 1/n and more; the leak sits in
+individual doubles). Because the noise is drawn independently of T, the running time
+of the rejection samplers depends only on the public ball, not on the data.
 
-* The **snapping mechanism** (Mironov 2012). Clamp T to a public range [-B, B],
-  sample the noise with an exact uniform (all doubles in (0, 1]) and a correctly
-  rounded logarithm, round the noisy value to a multiple of the smallest power
-  of two >= the noise scale, and clamp again. This gives a slightly larger,
-  provable eps. A K-norm version would need the same treatment of the radius
-  and of the direction sampler.
-* **Discrete mechanisms with exact samplers**: the discrete Laplace (geometric)
-  and the discrete Gaussian (Canonne, Kamath & Steinke, NeurIPS 2020), sampled
-  with integer or rational arithmetic and released on a grid. This is the route
-  taken by OpenDP and by Google's differential-privacy library. A discrete
-  K-norm mechanism on a lattice would be the analogue here.
-* A cryptographically secure generator for production releases, and a
-  floating-point error analysis of the statistic (the Gram sums of the
-  regression statistic).
+**Remaining work.** Exact rational facets for the induced balls (so histograms,
+counts and votes join the lattice path), a cryptographically secure generator for
+production releases, and a floating-point error analysis of the statistic itself
+(sums of many rounded terms, Casacuberta et al. 2022).
 
 ## Files
 
