@@ -58,7 +58,7 @@ CASES = [
     (["release", "covariance", DATA, "--column", "x", "--bounds", "x=0:10", "--epsilon", "1"], r"two or more columns"),
     (
         ["release", "histogram", DATA, "--column", "x", "--bins", "0,5,5", "--epsilon", "1"],
-        r"--bins must be at least two finite, strictly increasing edges. Got '0,5,5'",
+        r"--bins must be at least 3 finite, strictly increasing edges \(2 or more bins\)\. Got '0,5,5'",
     ),
     (["release", "histogram", DATA, "--column", "x", "--bins", "a,b", "--epsilon", "1"], r"--bins must be comma-sep"),
     (["release", "count", DATA, "--column", "x", "--epsilon", "1"], r"0/1 indicators"),

@@ -20,6 +20,7 @@ __all__ = [
     "optional",
     "parse_bounds",
     "positive_float",
+    "probability",
     "read_table",
     "release_dict",
     "seed_int",
@@ -70,6 +71,17 @@ def optional(module):
     except ImportError as err:
         extra = _EXTRAS.get(module.split(".")[0], "reproduce")
         raise CLIError(f'this command needs {module}, which is not installed: pip install "knorm[{extra}]"') from err
+
+
+def probability(text):
+    """argparse type: a float in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.")
+    return value
 
 
 def positive_float(text):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from knorm.cli._common import (
@@ -14,6 +12,7 @@ from knorm.cli._common import (
     open_budget,
     parse_bounds,
     positive_float,
+    probability,
     read_table,
     release_dict,
     seed_int,
@@ -94,7 +93,7 @@ def add_parser(sub, parser_class):
         )
         p.add_argument(
             "--alpha",
-            type=_probability,
+            type=probability,
             default=0.05,
             help="1 - the coverage of the printed confidence intervals (default 0.05)",
         )
@@ -151,16 +150,6 @@ def add_parser(sub, parser_class):
             )
         p.set_defaults(func=run)
     return fit
-
-
-def _probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.")
-    return value
 
 
 def _share(text, option, rule):

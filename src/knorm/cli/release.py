@@ -15,6 +15,7 @@ from knorm.cli._common import (
     open_budget,
     parse_bounds,
     positive_float,
+    probability,
     read_table,
     release_dict,
     seed_int,
@@ -105,7 +106,7 @@ def add_parser(sub, parser_class):
             p.add_argument("--ddof", type=int, default=0, help="delta degrees of freedom, as in numpy (default 0)")
         p.add_argument(
             "--alpha",
-            type=_probability,
+            type=probability,
             default=0.05,
             help="1 - the coverage of the printed intervals (default 0.05)",
         )
@@ -122,16 +123,6 @@ def add_parser(sub, parser_class):
         add_output(p)
         p.set_defaults(func=run)
     return release
-
-
-def _probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a float in the range (0, 1). Got {text!r} instead.")
-    return value
 
 
 def _columns(args):
