@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -12,7 +14,7 @@ from scipy import optimize, special
 
 from knorm._validation import check_count, check_probability, param_error
 from knorm.geometry import LinearImage, LpBall, NormBall, ScaledBall
-from knorm.mechanisms.lattice import lattice_noise
+from knorm.mechanisms.lattice import _ball_key, lattice_noise
 from knorm.noise import KNormNoise
 from knorm.sensitivity import Sensitivity
 
@@ -21,6 +23,10 @@ __all__ = ["Intervals", "Release"]
 # Draws of the public noise law for Monte Carlo intervals, and their fixed seed (the law
 # is public: the intervals are then a deterministic function of the release).
 _MC_DRAWS, _MC_SEED = 40_000, 20_261_123
+# Monte Carlo draws of public noise laws, kept per law (a few MB at most).
+_DRAWS: OrderedDict = OrderedDict()
+_MAX_DRAWS = 8
+_DRAWS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -236,10 +242,9 @@ class Release:
     def _noise_draws(self, n_draws):
         if self.noise_scale == 0:  # released inside nonprivate(): no noise
             return np.zeros((n_draws, self.ball.dim))
-        if self.lattice_spacing is not None:
-            law = lattice_noise(self.ball, self.lattice_spacing, Fraction(1.0 / self.noise_scale))
-            return law.sample(n_draws, rng=_MC_SEED) * self.lattice_spacing
-        return KNormNoise(self.ball, self.noise_scale).public_law_sample(n_draws, seed=_MC_SEED)
+        spacing = None if self.lattice_spacing is None else tuple(np.asarray(self.lattice_spacing).tolist())
+        key = (_ball_key(self.ball), spacing, float(self.noise_scale), int(n_draws))
+        return _public_draws(key, self.ball)
 
     def _pushed_intervals(self, alpha, n_draws):
         parent, transform = self.parent, self.transform
@@ -274,6 +279,31 @@ class _Compose:
 
     def __call__(self, x):
         return self.second(self.first(x))
+
+
+def _public_draws(key, ball):
+    """Draws of the public noise law at the fixed seed _MC_SEED, cached per law.
+
+    Only public quantities enter (the ball, spacing, scale and count), so every release of
+    the same law gets the same draws, and intervals over many releases (a coverage study,
+    repeated queries) pay for the Monte Carlo once. The array is returned read-only.
+    """
+    with _DRAWS_LOCK:
+        if key in _DRAWS:
+            _DRAWS.move_to_end(key)
+            return _DRAWS[key]
+    _, spacing, scale, n_draws = key
+    if spacing is not None:
+        gamma = np.asarray(spacing)
+        draws = lattice_noise(ball, gamma, Fraction(1.0 / scale)).sample(n_draws, rng=_MC_SEED) * gamma
+    else:
+        draws = KNormNoise(ball, scale).public_law_sample(n_draws, seed=_MC_SEED)
+    draws.setflags(write=False)
+    with _DRAWS_LOCK:
+        _DRAWS[key] = draws
+        while len(_DRAWS) > _MAX_DRAWS:
+            _DRAWS.popitem(last=False)
+    return draws
 
 
 def _mc_error(alpha, n_draws):
