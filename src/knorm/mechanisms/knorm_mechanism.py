@@ -314,6 +314,7 @@ class KNormMechanism:
             )
         radius = tau / gamma
         lattice = None if self.sampler == "continuous" else _output_lattice(self.dim, radius, share * epsilon)
+        describe: tuple
         if lattice is None:
             output = KNormMechanism(
                 LpBall(self.dim, 2),
@@ -330,6 +331,7 @@ class KNormMechanism:
                 f"objective perturbation: V continuous ({self.noise.sampler}); the published theta rounded to a "
                 f"lattice plus exact lattice noise ({lattice.noise.sampler})",
                 (_OBJECTIVE_CAVEAT,),
+                lattice.spacing,
             )
 
         def draw(gen):
@@ -390,10 +392,12 @@ class KNormMechanism:
     def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False, describe=None):
         lattice = None if noiseless or mechanism != "K-norm" else self._lattice
         caveats: tuple[str, ...]
+        spacing = None if lattice is None else lattice.spacing
         if noiseless:
             sampler, caveats = "none (non-private)", (_NONPRIVATE_CAVEAT,)
-        elif describe is not None:
-            sampler, caveats = describe
+        elif describe is not None:  # (sampler, caveats[, lattice spacing of the published value])
+            sampler, caveats = describe[0], describe[1]
+            spacing = describe[2] if len(describe) > 2 else None
         elif lattice is not None:
             sampler, caveats = lattice.sampler, ()
         else:
@@ -413,7 +417,7 @@ class KNormMechanism:
             mechanism=mechanism,
             sampler=sampler,
             caveats=caveats,
-            lattice_spacing=None if lattice is None else lattice.spacing,
+            lattice_spacing=spacing,
         )
 
     def privacy_loss(self, u):

@@ -109,7 +109,8 @@ class Release:
         For a post-processed value: the map from the parent's value (rows) to this value.
     lattice_spacing : ndarray or None, default None
         For a lattice release (:mod:`knorm.mechanisms.lattice`), the spacings gamma_j: the
-        value is gamma times an integer vector, exactly; None for continuous noise.
+        value is gamma times an integer vector, exactly; None for continuous noise and
+        for post-processed values (the parent records the spacing of its release).
 
     Examples
     --------
@@ -176,6 +177,7 @@ class Release:
             names=tuple(names),
             parent=root,
             transform=chain,
+            lattice_spacing=None,  # g(value) is not on the parent's lattice in general
         )
 
     def conf_int(self, alpha=0.05, *, n_draws=_MC_DRAWS):

@@ -4,7 +4,7 @@ from knorm.sensitivity.certificate import Sensitivity, UnsafeSensitivityError
 from knorm.sensitivity.closed_forms import logistic_gradient_space, squared_statistic_space, sum_product_space
 from knorm.sensitivity.cut_ball import CutBallReport, regression_cut_ball
 from knorm.sensitivity.domains import Box, FiniteDomain
-from knorm.sensitivity.hull import CertifiedHull
+from knorm.sensitivity.hull import CertifiedHull, certified_hull
 from knorm.sensitivity.induced import count_space, histogram_space, induced_space, sum_space, vote_space
 from knorm.sensitivity.layout import RegressionLayout, kt_ball
 from knorm.sensitivity.quadratic import QuadraticStatistic
@@ -22,6 +22,7 @@ __all__ = [
     "BlockSumBall",
     "Box",
     "CertifiedHull",
+    "certified_hull",
     "CutBallReport",
     "FiniteDomain",
     "QuadraticStatistic",

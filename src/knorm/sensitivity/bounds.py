@@ -20,9 +20,11 @@ __all__ = ["block_bound", "enumerate_sensitivity", "polar_bound"]
 
 # Largest dimension where the polar polytope bound is computed with qhull.
 MAX_POLAR_DIM = 3
-#: Seconds a polar bound may spend evaluating the support function (fewer points when slow).
+#: Seconds the (diagnostic) ascent of an attained lower bound may spend.
 POLAR_BUDGET = 1.0
 _POLAR_POINTS = {1: 2, 2: 4096, 3: 6000}
+# Face solves a polar bound may spend in all (about a second on the reference machine).
+_POLAR_WORK = 3.0e6
 # Face solves per direction allowed in the (diagnostic) ascent of an attained lower bound.
 _ASCENT_WORK = 3.0**9
 # Pairs of record points compared at once in exact enumerations.
@@ -81,7 +83,8 @@ def polar_bound(space, ball):
     Delta_K = sup_{K°} h <= max over the vertices of Q of h (h is convex). The
     boundary points are 2 (m = 1), 4096 (m = 2) or 6000 (m = 3) deterministic
     directions scaled to the boundary, or fewer (at least 32) when the support
-    function is slow, so that the bound spends about a second.
+    function is costly (a count of face solves, never a timing, so every run
+    certifies the same value).
     """
     m = space.dim
     dirs = _sphere_points(m, _points_within_budget(space, m))
@@ -103,18 +106,19 @@ def _points_within_budget(space, m):
 
     The bound evaluates h at about one polar vertex per point in R^2 and two in R^3 (and the
     extreme points as many times), so the count is capped to keep that within
-    POLAR_BUDGET seconds. Fewer points give a larger polytope Q around K°, hence a looser
+    _POLAR_WORK face solves (counted, so the bound is reproducible). Fewer points give a larger polytope Q around K°, hence a looser
     but still certified bound.
     """
     default = _POLAR_POINTS[m]
-    if m == 1:
+    work = getattr(getattr(space, "statistic", None), "face_work", None)
+    if m == 1 or work is None or len(getattr(space.statistic, "_uses", ())) != m:
         return default
-    probe = _sphere_points(m, 8)
-    t0 = time.perf_counter()
-    space._h(probe)
-    per = (time.perf_counter() - t0) / len(probe)
+    # Counted, not timed, so that the certified bound is the same in every run: the face
+    # solves one support evaluation costs (3^a per component), against a budget of
+    # _POLAR_WORK solves for the whole bound.
+    per = float(np.max(work(_sphere_points(m, 8))))
     calls = 2 * m - 2  # h at the polar vertices, then extreme points there
-    return int(min(default, max(32, POLAR_BUDGET / max(calls * per, 1e-12))))
+    return int(min(default, max(32, _POLAR_WORK / max(calls * per, 1.0))))
 
 
 def block_bound(space, ball):
