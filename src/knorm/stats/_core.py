@@ -12,22 +12,9 @@ import numpy as np
 from knorm._validation import check_positive, numeric_input, param_error
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
+from knorm.mechanisms import KNormMechanism, rank_mechanisms
 
-__all__ = [
-    "RecordSums",
-    "as_columns",
-    "check_bounds",
-    "check_ddof",
-    "check_neighbours",
-    "clip_count",
-    "publish",
-    "total",
-]
-
-# int64 per-record lattice units and their sums stay exact below these bounds.
-_MAX_UNITS = 2.0**62
-_EXACT_DOUBLE = 2.0**53
+__all__ = ["as_columns", "check_bounds", "check_ddof", "check_neighbours", "clip_count", "publish", "total"]
 
 #: Warn the curator when more than this fraction of the values was clipped.
 CLIP_WARNING_FRACTION = 0.05
@@ -162,67 +149,10 @@ def clip_count(arr, lo, hi, owner):
     return (arr.clip(lo, hi) if _is_dask(arr) else np.clip(arr, lo, hi)), count
 
 
-def total(values, spacing=None):
-    """Return the column sums of per-record values (numpy or Dask), as a float array.
-
-    With ``spacing`` (the lattice gamma of the release, one per column) each record's
-    values are first rounded to the lattice, k_i = round(t(x_i) / gamma), and the
-    integers are summed exactly in int64: the result gamma sum_i k_i does not depend on
-    the order or the blocking of the sum (Casacuberta et al. 2022 show float sums whose
-    error breaks the declared sensitivity). Rounding each record is covered by the
-    lattice's rounding slack: neighbours differ by gamma (round(a) - round(b)) with
-    gamma (a - b) = t(x) - t(x') in Delta K, the case the slack bounds.
-    """
-    if spacing is None:
-        s = values.sum(axis=0)
-        return np.asarray(s.compute() if _is_dask(s) else s, dtype=float)
-    gamma = np.asarray(spacing, dtype=float)
-    units = (values / gamma).round()  # power-of-two gamma: the division is exact
-    big = abs(units).max()
-    big = float(big.compute() if _is_dask(big) else big) if units.shape[0] else 0.0
-    n = n_records(values)
-    if big * max(n, 1) >= min(_MAX_UNITS, _EXACT_DOUBLE):
-        raise ValueError(
-            f"knorm.stats: {n} records of up to {big:g} lattice units (gamma = {gamma.tolist()}) exceed the exact "
-            "integer range 2^53 of the lattice sum: split the data and release parts separately."
-        )
-    s = units.astype(np.int64).sum(axis=0)
-    s = np.asarray(s.compute() if _is_dask(s) else s, dtype=np.int64)
-    return s.astype(float) * gamma  # |s| < 2^53: exact
-
-
-class RecordSums:
-    """A statistic sum_i t(x_i), kept as per-record columns until the release's lattice is known.
-
-    Parameters
-    ----------
-    *parts : ndarray or (n, k) / (n,) per-record array
-        In coordinate order: exact coordinates (``RecordSums.exact``: public or exact
-        integer values such as n) or per-record values whose column sums are the next
-        coordinates (numpy or Dask).
-    """
-
-    def __init__(self, *parts):
-        self.parts = parts
-
-    @staticmethod
-    def exact(values):
-        """Mark ``values`` as exact coordinates (taken as they are)."""
-        return ("exact", np.atleast_1d(np.asarray(values, dtype=float)))
-
-    def resolve(self, spacing=None):
-        """Return the statistic: float sums, or exact lattice sums when ``spacing`` is given."""
-        out, at = [], 0
-        for part in self.parts:
-            if isinstance(part, tuple) and part[0] == "exact":
-                out.append(part[1])
-                at += len(part[1])
-                continue
-            rows = part[:, None] if part.ndim == 1 else part
-            k = rows.shape[1]
-            out.append(total(rows, None if spacing is None else spacing[at : at + k]))
-            at += k
-        return np.concatenate(out)
+def total(values):
+    """Return the column sums of per-record values (numpy or Dask), as a float array."""
+    s = values.sum(axis=0)
+    return np.asarray(s.compute() if _is_dask(s) else s, dtype=float)
 
 
 def n_records(arr):
@@ -238,9 +168,8 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
 
     Parameters
     ----------
-    value : ndarray or RecordSums
-        The statistic (in the candidates' coordinates). A :class:`RecordSums` is summed
-        after the mechanism is chosen: exactly on its lattice (see :func:`total`).
+    value : ndarray
+        The statistic (in the candidates' coordinates).
     candidates : dict of str to NormBall
         The balls to rank; 'l1' is added for the gain if absent.
     space : SensitivitySpace
@@ -267,9 +196,6 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
     candidates.setdefault("l1", LpBall(space.dim, 1))
     best, sensitivity, gain = _choose(candidates, space, key)
     mechanism = KNormMechanism(candidates[best], sensitivity, epsilon)
-    if isinstance(value, RecordSums):  # exact lattice sums when the release is on a lattice
-        lattice = None if nonprivate_active() else mechanism.lattice
-        value = value.resolve(None if lattice is None else lattice.spacing)
     release = mechanism.release(value, rng=rng, accountant=accountant, label=label)
     return replace(release, ball_name=best, gain=gain, names=tuple(names))
 

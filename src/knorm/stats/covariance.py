@@ -12,7 +12,6 @@ from knorm._validation import check_positive, param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import (
-    RecordSums,
     as_columns,
     check_bounds,
     check_ddof,
@@ -20,6 +19,7 @@ from knorm.stats._core import (
     clip_count,
     n_records,
     publish,
+    total,
 )
 from knorm.stats._transforms import CovarianceFromMoments
 
@@ -164,11 +164,10 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
     check_ddof(ddof, None if with_count else n_records(A), owner)
     A, _ = clip_count(A, lo, hi, owner)
     pairs, lin, cross, sq = _layout(p)
-    value = RecordSums(
-        *([RecordSums.exact(n_records(A))] if with_count else []),
-        A,
-        *[A[:, j] * A[:, k] for j, k in pairs],
-        A * A,
+    value = np.concatenate(
+        [[n_records(A)] if with_count else [], total(A)]
+        + [total(A[:, j] * A[:, k])[None] for j, k in pairs]
+        + [total(A * A)]
     )
     t, space, candidates = _setup(tuple(lo.tolist()), tuple(hi.tolist()), with_count)
     raw = publish(
