@@ -314,8 +314,10 @@ of the rejection samplers depends only on the public ball, not on the data.
 
 **Remaining work.** Exact rational facets for the induced balls (so histograms,
 counts and votes join the lattice path), a cryptographically secure generator for
-production releases, and a floating-point error analysis of the statistic itself
-(sums of many rounded terms, Casacuberta et al. 2022).
+production releases, and exact accumulation of the regression estimators' Gram sums.
+(The sums of `knorm.stats` are already exact on a lattice release: records are rounded to
+the grid gamma 2^-20 and added in int64, so order and blocking cannot change them,
+Casacuberta et al. 2022, and the noise covers that rounding.)
 
 ## Files
 

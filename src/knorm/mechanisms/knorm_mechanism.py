@@ -94,6 +94,13 @@ class KNormMechanism:
         The spacings gamma_j of the lattice (positive powers of two). By default they
         are chosen from the ball and Delta alone, so that the rounding costs at most 1%
         of the budget (:func:`knorm.mechanisms.lattice.choose_spacing`).
+    computation_error : float, default 0.0
+        A certified bound, in the norm of ``ball``, on how far the *computation* of the
+        statistic can move a difference of neighbours beyond S_T (for example the
+        per-record rounding of the fixed-point sums of :mod:`knorm.stats`). The noise
+        then covers Delta + computation_error (Casacuberta et al. 2022 show float
+        computations that exceed the declared sensitivity); ``sensitivity`` stays the
+        certified Delta of the statistic.
     unsafe_allow_estimated_sensitivity : bool, default False
         Accept a sampled (uncertified) sensitivity. The guarantee may then fail.
 
@@ -121,6 +128,7 @@ class KNormMechanism:
         *,
         sampler="auto",
         lattice_spacing=None,
+        computation_error=0.0,
         unsafe_allow_estimated_sensitivity=False,
     ):
         if not isinstance(ball, NormBall):
@@ -139,7 +147,11 @@ class KNormMechanism:
         self.sensitivity = as_certified(
             sensitivity, "KNormMechanism", unsafe_allow_estimated_sensitivity=unsafe_allow_estimated_sensitivity
         )
-        self.noise = KNormNoise(ball, self.sensitivity.value / self.epsilon)
+        err = check_positive(computation_error, "computation_error", "KNormMechanism") if computation_error else 0.0
+        self.computation_error = err
+        # The noise covers Delta plus the computation's certified error (rounded up).
+        self._covered = math.nextafter(self.sensitivity.value + err, math.inf) if err else self.sensitivity.value
+        self.noise = KNormNoise(ball, self._covered / self.epsilon)
         if sampler not in _SAMPLERS:
             raise param_error("sampler", "KNormMechanism", f"one of {_SAMPLERS}", sampler)
         self.sampler = sampler
@@ -152,16 +164,14 @@ class KNormMechanism:
         self._lattice = None  # built on first use (a pilot run), then cached
         self._lattice_reason = ""
         if sampler == "lattice":
-            self._lattice = build_lattice_law(ball, self.sensitivity.value, self.epsilon, spacing=self.lattice_spacing)
+            self._lattice = build_lattice_law(ball, self._covered, self.epsilon, spacing=self.lattice_spacing)
 
     @property
     def lattice(self):
         """The :class:`~knorm.mechanisms.lattice.LatticeLaw` of the releases, or None when continuous."""
         if self._lattice is None and self.sampler == "auto" and not self._lattice_reason:
             try:
-                self._lattice = build_lattice_law(
-                    self.ball, self.sensitivity.value, self.epsilon, spacing=self.lattice_spacing
-                )
+                self._lattice = build_lattice_law(self.ball, self._covered, self.epsilon, spacing=self.lattice_spacing)
             except LatticeUnavailable as err:
                 self._lattice_reason = str(err)
         return self._lattice
@@ -409,9 +419,7 @@ class KNormMechanism:
             ball=self.ball,
             ball_name=ball_name(self.ball),
             sensitivity=self.sensitivity,
-            noise_scale=0.0
-            if noiseless
-            else (lattice.sensitivity if lattice else self.sensitivity.value) / self.epsilon,
+            noise_scale=0.0 if noiseless else (lattice.sensitivity if lattice else self._covered) / self.epsilon,
             label=str(label),
             ledger_entry=entry,
             mechanism=mechanism,
@@ -440,7 +448,7 @@ class KNormMechanism:
         <= eps exactly when u lies in Delta K (paper Proposition "K-Norm Mechanism").
         """
         u = check_vectors(u, self.dim, "u", "KNormMechanism.privacy_loss")
-        loss = self.epsilon * self.ball._gauge(u) / self.sensitivity.value
+        loss = self.epsilon * self.ball._gauge(u) / self._covered
         return float(loss) if np.ndim(loss) == 0 else loss
 
     def log_density_ratio(self, z, value, neighbour):

@@ -12,9 +12,22 @@ import numpy as np
 from knorm._validation import check_positive, numeric_input, param_error
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism, rank_mechanisms
+from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
 
-__all__ = ["as_columns", "check_bounds", "check_ddof", "check_neighbours", "clip_count", "publish", "total"]
+__all__ = [
+    "RecordSums",
+    "as_columns",
+    "check_bounds",
+    "check_ddof",
+    "check_neighbours",
+    "clip_count",
+    "publish",
+    "total",
+]
+
+#: Fixed-point sums use the grid q = gamma / 2^FIXED_POINT_BITS (gamma: the release's lattice).
+FIXED_POINT_BITS = 20
+_INT64_ROOM = 2.0**62
 
 #: Warn the curator when more than this fraction of the values was clipped.
 CLIP_WARNING_FRACTION = 0.05
@@ -155,6 +168,82 @@ def total(values):
     return np.asarray(s.compute() if _is_dask(s) else s, dtype=float)
 
 
+class RecordSums:
+    """A statistic sum_i t(x_i), kept as per-record columns until the release's lattice is known.
+
+    Parameters
+    ----------
+    *parts : RecordSums.exact(values) or (rows, magnitude, exact)
+        In coordinate order: exact coordinates (such as the count n), or per-record values
+        ``rows`` (numpy or Dask, shape (n,) or (n, k)) whose column sums are the next
+        coordinates, with a public bound ``magnitude`` on |t_j(x)| over the declared
+        domain and whether the rows are exact (clipped data) or computed in binary64
+        (products, rounded once).
+
+    Notes
+    -----
+    On a lattice release of spacing gamma (:meth:`resolve_fixed`), each record is rounded
+    to the fine grid q = gamma 2^-20, the integers are added exactly in int64 (any order,
+    any blocking: the float-sum hazard of Casacuberta et al. 2022 is gone), and the sum is
+    rounded to gamma in integer arithmetic. Neighbours then differ by d with
+    |d_j - u_j| <= q_j + 2^-52 magnitude_j (per-record rounding, and the product's one
+    rounding when inexact) for some u in S_T, so ||d||_K <= Delta + e with
+    e = sum_j (q_j + 2^-52 magnitude_j) ||e_j||_K (triangle inequality): the mechanism
+    covers Delta + e (``KNormMechanism(computation_error=e)``), about 1e-8 of Delta.
+    """
+
+    def __init__(self, *parts):
+        self.parts = parts
+
+    @staticmethod
+    def exact(values):
+        """Mark ``values`` as exact coordinates (taken as they are)."""
+        return ("exact", np.atleast_1d(np.asarray(values, dtype=float)))
+
+    def _blocks(self):
+        at = 0
+        for part in self.parts:
+            if isinstance(part[0], str):  # ("exact", values)
+                yield at, part[1], None, True
+                at += len(part[1])
+                continue
+            rows, magnitude, exact = part
+            rows = rows[:, None] if rows.ndim == 1 else rows
+            yield at, rows, np.broadcast_to(np.asarray(magnitude, dtype=float), (rows.shape[1],)), exact
+            at += rows.shape[1]
+
+    def resolve(self):
+        """Return the statistic as binary64 column sums (continuous or non-private releases)."""
+        return np.concatenate([rows if mag is None else total(rows) for _, rows, mag, _ in self._blocks()])
+
+    def resolve_fixed(self, spacing, ball):
+        """Return (the statistic rounded to ``spacing``, exactly; the certified computation error e)."""
+        gamma = np.asarray(spacing, dtype=float)
+        q = np.ldexp(gamma, -FIXED_POINT_BITS)
+        out, err = [], np.zeros(len(gamma))
+        for at, rows, mag, exact in self._blocks():
+            k = len(rows) if mag is None else rows.shape[1]
+            g, qq = gamma[at : at + k], q[at : at + k]
+            if mag is None:  # exact coordinates: the release rounds them
+                out.append(rows)
+                continue
+            n = n_records(rows)
+            if float(np.max(mag / qq)) * max(n, 1) >= _INT64_ROOM:
+                raise ValueError(
+                    f"knorm.stats: {n} records exceed the exact int64 range of the fixed-point sums (grid "
+                    f"{qq.tolist()}): split the data and release parts separately."
+                )
+            units = (rows / qq).round().astype(np.int64).sum(axis=0)  # q a power of two: exact division
+            units = np.asarray(units.compute() if _is_dask(units) else units, dtype=np.int64)
+            quotient, rest = np.divmod(units, np.int64(1) << FIXED_POINT_BITS)
+            half = np.int64(1) << (FIXED_POINT_BITS - 1)
+            quotient = quotient + ((rest > half) | ((rest == half) & (quotient % 2 == 1)))  # half to even
+            out.append(quotient.astype(float) * g)
+            err[at : at + k] = qq + (0.0 if exact else 2.0**-52) * mag
+        axes = np.asarray(ball.norm(np.eye(len(gamma))), dtype=float)
+        return np.concatenate(out), float(np.sum(err * axes)) * (1 + 1e-9)
+
+
 def n_records(arr):
     """Return the number of records (rows) of a numpy or Dask array."""
     n = arr.shape[0]
@@ -168,8 +257,9 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
 
     Parameters
     ----------
-    value : ndarray
-        The statistic (in the candidates' coordinates).
+    value : ndarray or RecordSums
+        The statistic (in the candidates' coordinates). A :class:`RecordSums` is summed
+        once the mechanism is chosen: in exact fixed point on a lattice release.
     candidates : dict of str to NormBall
         The balls to rank; 'l1' is added for the gain if absent.
     space : SensitivitySpace
@@ -196,7 +286,20 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
     candidates.setdefault("l1", LpBall(space.dim, 1))
     best, sensitivity, gain = _choose(candidates, space, key)
     mechanism = KNormMechanism(candidates[best], sensitivity, epsilon)
+    if isinstance(value, RecordSums):
+        lattice = None if nonprivate_active() else mechanism.lattice
+        if lattice is None:
+            value = value.resolve()
+        else:  # exact fixed-point sums; the noise covers their certified error too
+            value, error = value.resolve_fixed(lattice.spacing, candidates[best])
+            mechanism = KNormMechanism(
+                candidates[best], sensitivity, epsilon, lattice_spacing=lattice.spacing, computation_error=error
+            )
     release = mechanism.release(value, rng=rng, accountant=accountant, label=label)
+    if mechanism.computation_error:
+        release = replace(
+            release, sampler=f"{release.sampler}; sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})"
+        )
     return replace(release, ball_name=best, gain=gain, names=tuple(names))
 
 

@@ -12,6 +12,7 @@ from knorm._validation import check_positive, param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import (
+    RecordSums,
     as_columns,
     check_bounds,
     check_ddof,
@@ -19,7 +20,6 @@ from knorm.stats._core import (
     clip_count,
     n_records,
     publish,
-    total,
 )
 from knorm.stats._transforms import CovarianceFromMoments
 
@@ -164,10 +164,12 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
     check_ddof(ddof, None if with_count else n_records(A), owner)
     A, _ = clip_count(A, lo, hi, owner)
     pairs, lin, cross, sq = _layout(p)
-    value = np.concatenate(
-        [[n_records(A)] if with_count else [], total(A)]
-        + [total(A[:, j] * A[:, k])[None] for j, k in pairs]
-        + [total(A * A)]
+    mag = np.maximum(np.abs(lo), np.abs(hi))
+    value = RecordSums(
+        *([RecordSums.exact(n_records(A))] if with_count else []),
+        (A, mag, True),
+        *[(A[:, j] * A[:, k], mag[j] * mag[k], False) for j, k in pairs],
+        (A * A, mag**2, False),
     )
     t, space, candidates = _setup(tuple(lo.tolist()), tuple(hi.tolist()), with_count)
     raw = publish(

@@ -21,6 +21,7 @@ from knorm._validation import check_positive, param_error
 from knorm.geometry import K2Ball, LinearImage, LpBall, Polytope
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace, count_space, sum_space
 from knorm.stats._core import (
+    RecordSums,
     as_columns,
     check_bounds,
     check_ddof,
@@ -163,7 +164,7 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     if l0_bound is not None:
         l0_bound = _check_l0_bound(l0_bound, p, owner)
     X, _ = clip_count(X, lo, hi, owner)
-    value = total(X)
+    value = RecordSums((X, np.maximum(np.abs(lo), np.abs(hi)), True))
     names = tuple(f"sum x{j + 1}" for j in range(p))
     if l0_bound is not None:
         if not np.allclose(lo, -hi):
@@ -355,7 +356,7 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     if neighbours == "replace":
         raw = sum(X, (lo, hi), epsilon=epsilon, accountant=accountant, rng=rng, label=label or "mean: sum")
         return raw.postprocess(MeanFromSums(n=n_records(X)), label=label or "mean", names=names)
-    value = np.concatenate([[n_records(X)], total(X)])
+    value = RecordSums(RecordSums.exact(n_records(X)), (X, np.maximum(np.abs(lo), np.abs(hi)), True))
     space, space_names = _linear_space(lo, hi, neighbours, with_count=True)
     ball = _count_sum_ball(lo, hi)
     space.register_exact(ball, 1.0, "the hull of S_T = +-(1, box): L [-1, 1]^(p+1), with (1, hi) on its boundary")
@@ -464,7 +465,10 @@ def _moments(x, bounds, epsilon, order, neighbours, accountant, rng, label, owne
     const[0] = float(count_coord)
     names = (["n"] if count_coord else []) + ["sum x", "sum x^2"]
     t = QuadraticStatistic(A, b, lo, hi, const=const, names=names)
-    value = np.concatenate([[n_records(X)] if count_coord else [], total(X), total(X * X)])
+    mag = np.maximum(np.abs(lo), np.abs(hi))
+    value = RecordSums(
+        *([RecordSums.exact(n_records(X))] if count_coord else []), (X, mag, True), (X * X, mag**2, False)
+    )
     if neighbours == "replace":
         hull = LinearImage(K2Ball(), _moment_map(lo[0], hi[0]), name="hull of (x, x^2)")
         space = SensitivitySpace.additive(t, None, hull=hull)

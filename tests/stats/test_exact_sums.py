@@ -1,0 +1,96 @@
+"""Exact fixed-point sums of knorm.stats on a lattice release (Casacuberta et al. 2022).
+
+Float sums of many records depend on their order and blocking, and their rounding can push
+the difference of neighbouring statistics past the declared sensitivity. On a lattice
+release each record is rounded to the fine grid q = gamma 2^-20, the integers are added
+exactly in int64 and the sum is rounded to gamma in integer arithmetic: the statistic is
+the same for every order and blocking, and the noise covers Delta plus the certified
+error of that rounding.
+"""
+
+import numpy as np
+import pytest
+
+import knorm.stats as dp
+from knorm.geometry import LpBall
+from knorm.mechanisms import KNormMechanism
+from knorm.stats._core import FIXED_POINT_BITS, RecordSums
+from tests.settings import SEED
+
+N = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def adversarial():
+    # Magnitudes from 1 down to 2^-60, in orders where sequential float sums lose the small ones.
+    rng = np.random.default_rng(SEED)
+    x = np.concatenate([[1.0, -1.0, 0.999999999], rng.uniform(-1, 1, N - 3) * 2.0 ** -rng.integers(0, 60, N - 3)])
+    return np.column_stack([x, x[::-1].copy()])
+
+
+LINF = LpBall(2, np.inf)
+
+
+def _fixed(X, gamma, ball=LINF):
+    return RecordSums((X, np.ones(X.shape[1]), True)).resolve_fixed(gamma, ball)
+
+
+def test_float_sums_depend_on_the_order_and_fixed_point_sums_do_not(adversarial):
+    X, gamma = adversarial, np.array([2.0**-20, 2.0**-18])
+    orders = [np.arange(N), np.arange(N)[::-1], np.argsort(X[:, 0]), np.random.default_rng(SEED).permutation(N)]
+    floats = {tuple(np.cumsum(X[o], axis=0)[-1]) for o in orders}  # sequential float sums
+    assert len(floats) > 1, "the hazard: float sums of the same records differ with their order"
+    exact = {tuple(_fixed(X[o], gamma)[0]) for o in orders}
+    assert len(exact) == 1
+    da = pytest.importorskip("dask.array")
+    assert tuple(_fixed(da.from_array(X, chunks=(77_777, 2)), gamma)[0]) in exact  # any blocking
+    # The result: gamma round(sum_i round(x_i / q) / 2^20), checked in Python integers.
+    q = gamma / 2**FIXED_POINT_BITS
+    units = [sum(int(u) for u in np.rint(X[:, j] / q[j])) for j in range(2)]
+    expected = [round(u / 2**FIXED_POINT_BITS) * g for u, g in zip(units, gamma)]  # round half to even
+    assert next(iter(exact)) == tuple(expected)
+
+
+def test_neighbours_differ_within_delta_plus_the_covered_error(adversarial):
+    X = adversarial
+    release = dp.sum(X, (-1, 1), epsilon=1.0, rng=SEED)
+    gamma = release.lattice_spacing
+    assert gamma is not None and "exact fixed point" in release.sampler
+    # Opposite corners, one half a grid step inside: per-record rounding at its worst.
+    q = gamma / 2**FIXED_POINT_BITS
+    a, b = np.array([1.0, -1.0]), np.array([-1.0, 1.0]) + q / 2 * np.array([1, -1])
+    X1, X2 = X.copy(), X.copy()
+    X1[0], X2[0] = a, b
+    (t1, err), (t2, _) = _fixed(X1, gamma, release.ball), _fixed(X2, gamma, release.ball)
+    d = (t1 - t2) / gamma  # lattice steps
+    assert np.array_equal(d, np.rint(d))
+    # Before the final rounding the difference is within Delta + err: the law covers Delta + err + slack,
+    # strictly more than the same lattice without the computation's error.
+    plain = KNormMechanism(release.ball, release.sensitivity, 1.0, lattice_spacing=gamma).lattice.sensitivity
+    assert release.noise_scale * 1.0 > plain and release.noise_scale * 1.0 >= plain + err * (1 - 1e-9)
+    assert 0 < err <= 1e-6 * release.sensitivity.value
+
+
+def test_fixed_point_sums_stay_within_n_q_of_the_float_sums():
+    rng = np.random.default_rng(SEED)
+    X = rng.uniform(0, 1, (100_000, 2))
+    gamma = np.array([2.0**-8, 2.0**-10, 2.0**-10, 2.0**-12, 2.0**-12])
+    sums = RecordSums(RecordSums.exact(len(X)), (X, 1.0, True), (X * X, 1.0, False))
+    got, err = sums.resolve_fixed(gamma, LpBall(5, np.inf))
+    floats = sums.resolve()
+    assert got[0] == len(X) and np.all(np.rint(got[1:] / gamma[1:]) * gamma[1:] == got[1:])
+    # Per-record rounding to q adds at most n q / 2, then one rounding to gamma.
+    assert np.all(np.abs(got[1:] - floats[1:]) <= len(X) * gamma[1:] / 2**FIXED_POINT_BITS / 2 + gamma[1:] / 2)
+    assert err == pytest.approx(np.sum(gamma[1:] / 2**FIXED_POINT_BITS + np.array([0, 0, 1, 1]) * 2.0**-52), rel=1e-6)
+
+
+def test_moments_and_covariance_release_exact_fixed_point_sums():
+    X = np.random.default_rng(SEED).uniform(0, 1, (2000, 3))
+    for release in (
+        dp.var(X[:, 0], (0, 1), epsilon=1.0, rng=SEED),
+        dp.mean_and_covariance(X, ([0] * 3, [1] * 3), epsilon=1.0, rng=SEED),
+    ):
+        raw = release.parent
+        if raw.lattice_spacing is not None:
+            assert "exact fixed point" in raw.sampler
+            assert np.array_equal(raw.value, np.rint(raw.value / raw.lattice_spacing) * raw.lattice_spacing)
