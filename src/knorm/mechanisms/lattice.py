@@ -178,7 +178,9 @@ def _slack(ball, gamma):
     if isinstance(ball, BlockSumBall):
         return sum(Fraction(w) * _slack(b, gamma[i]) for i, b, w in ball.blocks)
     lattice_ball, scale = _lattice_ball(ball, gamma)
-    return LatticeKNormNoise(lattice_ball, 1, axis_scale=scale).rounding_slack(gamma if scale is not None else 1)
+    # The slack does not depend on the rate: take 1 per lattice unit, always inside the sampler's range.
+    rate = 1 if scale is None else 1 / Fraction(float(np.min(gamma)))
+    return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale).rounding_slack(gamma if scale is not None else 1)
 
 
 class BlockLatticeNoise:
