@@ -150,7 +150,10 @@ def _build_costs(config):
         cont = KNormNoise(ball, 1.0)
         cont.sample(rng=gen)
         t = paired_timings(
-            {"lattice": lambda law=law: law.release(value, None, gen), "continuous": lambda: cont.sample(rng=gen)},
+            {
+                "lattice": lambda law=law, value=value, gen=gen: law.release(value, None, gen),
+                "continuous": lambda cont=cont, gen=gen: cont.sample(rng=gen),
+            },
             config.repeats,
             config.target_seconds,
         )
