@@ -510,8 +510,8 @@ function is in the last column of the timing table below.
 
 **Time per release** (n = 10,000; knorm with fresh OS entropy and no accountant; diffprivlib timed
 inside its own process, {50 if config.quick else 300} calls). A function's first call also builds
-and ranks its balls, cached per declared domain (0.5-2 s for the covariance); the times below are
-for later calls. Every function runs with its default sampler ('auto': the exact lattice release where
+and ranks its balls and builds its lattice law, both cached per declared domain (not timed here); the
+times below are for later calls. Every function runs with its default sampler ('auto': the exact lattice release where
 the ball allows it); the last column says which one ran.
 
 {timing}
