@@ -65,7 +65,7 @@ Regenerate this page from the repository root, with the development environment'
 (e.g. `/work/venv/bin/python`):
 
 ```
-{COMMAND}                    # full run, rewrites docs/benchmarks.md (about 10 minutes on 2 cores; builds diffprivlib's own venv once)
+{COMMAND}                    # full run, rewrites docs/benchmarks.md (about 17 minutes on the shared 2-core machine; builds diffprivlib's own venv once)
 {COMMAND} --only samplers    # re-run one section and splice it in
 {COMMAND} --quick            # smoke run of every section, printed to stdout
 ```

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["REQUIREMENTS", "venv_dir", "start_worker", "DiffprivlibWorker"]
+__all__ = ["REQUIREMENTS", "venv_dir", "clean_env", "ensure_venv", "start_worker", "DiffprivlibWorker", "versions_line"]
 
 REQUIREMENTS = ("diffprivlib==0.6.6", "scikit-learn<1.7", "numpy")
 WORKER = Path(__file__).resolve().parent / "_diffprivlib_worker.py"
@@ -45,14 +45,14 @@ def _python(venv):
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def _clean_env():
+def clean_env():
     """Environment for child processes: no PYTHONPATH (src/ and the dev venv stay out)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["PYTHONNOUSERSITE"] = "1"
     return env
 
 
-def _ensure_venv(create, log):
+def ensure_venv(create, log):
     """(python path or None, note). Builds the venv if ``create`` and it is missing."""
     venv = venv_dir()
     py = _python(venv)
@@ -70,7 +70,7 @@ def _ensure_venv(create, log):
     ]
     for cmd in steps:
         try:
-            res = subprocess.run(cmd, env=_clean_env(), capture_output=True, text=True, timeout=900)
+            res = subprocess.run(cmd, env=clean_env(), capture_output=True, text=True, timeout=900)
         except (OSError, subprocess.SubprocessError) as exc:
             return None, f"its environment could not be built (`{' '.join(cmd[:4])} ...` failed: {exc})"
         if res.returncode != 0:
@@ -96,7 +96,7 @@ class DiffprivlibWorker:
             stdout=subprocess.PIPE,
             stderr=self._err,
             text=True,
-            env=_clean_env(),
+            env=clean_env(),
             cwd=self.tmp,
         )
         self._n = 0
@@ -182,7 +182,7 @@ class DiffprivlibWorker:
 
 def start_worker(config):
     """(DiffprivlibWorker or None, note). Quick mode does not create a missing venv."""
-    py, note = _ensure_venv(create=not config.quick, log=config.log)
+    py, note = ensure_venv(create=not config.quick, log=config.log)
     if py is None:
         return None, note
     try:

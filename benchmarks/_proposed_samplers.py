@@ -41,10 +41,23 @@ __all__ = ["laplace_noise", "l2_noise", "linf_noise", "lp_noise"]
 _EXP_SUM_MAX_SHAPE = 4
 
 
-# l1, l_inf and l_p were adopted by the library: they and the helpers come from there.
+# Up to this many columns, scaling rows column by column beats broadcasting an (n, 1)
+# factor (numpy's inner loop would run once per row); same threshold as the library's.
+_COLUMNWISE_MAX_DIM = 16
+
+# l1, l_inf and l_p were adopted by the library: they come from there.
 from knorm.noise import samplers as _lib  # noqa: E402
-from knorm.noise.samplers import _scale_rows as _scale_rows_  # noqa: E402
 from knorm.noise.samplers import laplace_noise, linf_noise  # noqa: E402
+
+
+def _scale_rows(x, r):
+    """x *= r[:, None] in place (a local copy of the library's private helper)."""
+    if x.shape[1] <= _COLUMNWISE_MAX_DIM:
+        for j in range(x.shape[1]):
+            x[:, j] *= r
+    else:
+        x *= r[:, None]
+    return x
 
 
 def _standard_gamma_half(k2, n, rng):
@@ -85,7 +98,7 @@ def l2_noise(dim, scale, n, rng):
     s = _standard_gamma_half(dim + 1, n, rng)  # S / 2
     s *= 2.0 * scale * scale
     np.sqrt(s, out=s)
-    return _scale_rows_(z, s)
+    return _scale_rows(z, s)
 
 
 def lp_noise(dim, p, scale, n, rng):

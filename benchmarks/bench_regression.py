@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks._harness import SectionSkipped, fmt_ratio, fmt_seconds, md_table
+from benchmarks._harness import SectionSkipped, fmt_ratio, fmt_seconds, md_table, sampler_kind
 
 TITLE = "Fit time against scikit-learn and diffprivlib"
 
@@ -104,7 +104,7 @@ def _linear(config, worker):
             dpl = None if worker is None else (lambda k, n=n: worker.time_fit("linear", "lin", params, 1.0, k, rows=n))
             repeats = min(config.repeats, 3) if n >= 10**7 else min(config.repeats, 5) if n >= 10**6 else config.repeats
             t, number = _bench(config, calls, dpl, repeats)
-            mech = knorm.norm_
+            mech = (knorm.norm_, sampler_kind(knorm.release_.sampler))
             rows.append(_row("linear", n, t, number))
             config.log(f"  linear n={n:,} timed")
     finally:
@@ -126,11 +126,13 @@ def _logistic(config, worker):
     params = dict(data_norm=math.sqrt(len(BETA_LOG)), fit_intercept=False)
     if worker is not None:
         worker.load("log", X, y)
-    rows = []
+    rows, kind = [], None
     try:
         for n in sizes:
             Xn, yn = X[:n], y[:n]
-            knorm = LogisticRegression(epsilon=1.0, bounds_X=(-1, 1), fit_intercept=False, random_state=0)
+            knorm = LogisticRegression(
+                epsilon=1.0, bounds_X=(-1, 1), fit_intercept=False, classes=[0, 1], random_state=0
+            )
             sk = SkLogisticRegression(C=np.inf, fit_intercept=False)
             calls = {
                 "sklearn": lambda Xn=Xn, yn=yn, sk=sk: sk.fit(Xn, yn),
@@ -140,12 +142,13 @@ def _logistic(config, worker):
                 None if worker is None else (lambda k, n=n: worker.time_fit("logistic", "log", params, 1.0, k, rows=n))
             )
             t, number = _bench(config, calls, dpl, config.repeats)
+            kind = ", ".join(sorted({sampler_kind(r.sampler) for r in knorm.releases_}))
             rows.append(_row("logistic", n, t, number))
             config.log(f"  logistic n={n:,} timed")
     finally:
         if worker is not None:
             worker.free("log")
-    return rows
+    return rows, kind
 
 
 def run(config):
@@ -161,7 +164,7 @@ def run(config):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             lin, mech = _linear(config, worker)
-            log = _logistic(config, worker)
+            log, log_kind = _logistic(config, worker)
         dpl_line = versions_line(worker) if worker is not None else None
         load1 = os.getloadavg()[0]
     finally:
@@ -177,9 +180,9 @@ def run(config):
     headers = [
         "model",
         "n",
-        "sklearn fit",
-        "knorm fit",
-        "diffprivlib fit",
+        "sklearn fit (time)",
+        "knorm fit (time)",
+        "diffprivlib fit (time)",
         "knorm / sklearn",
         "diffprivlib / sklearn",
         "knorm / diffprivlib",
@@ -191,20 +194,23 @@ def run(config):
 Every candidate gets a warm-up fit, then each repeat times all three back to back on the same
 float64 arrays (the worker holds its own copy, loaded once; the n rows are the leading rows of
 one generated array). Times are medians; ratios are medians of per-repeat ratios; *repeats x
-fits* is the number of repeats times the fits looped per timing for knorm. eps = 1 throughout.
+fits* is the number of repeats times the fits looped per timing for knorm. eps = 1 throughout. Ratios are
+of fit times: below 1 the numerator is faster. knorm runs with its default `sampler='auto'`: the linear fits
+drew {mech[1]} noise, the logistic fits {log_kind} (the lattice laws are built by the warm-up fit, so
+the times below are warm; their first-build cost is in the [lattice section](#lattice-noise-exact-integer-samplers)).
 Load average (1 min) before / after the section: {load0:.1f} / {load1:.1f} on 2 cores: other jobs shared
 the machine, and multi-threaded BLAS calls (sklearn's lstsq, the Gram products) suffer most from that.
 
 * **Linear**: X uniform on [-1, 1]^10, y = X beta + N(0, 1) with beta evenly spaced in [-1, 1],
   intercept fitted. knorm `LinearRegression(epsilon=1, bounds_X=(-1, 1), bounds_y=(-10, 10))`
-  (mechanism 'auto' = '{mech}' at p = 10, postprocess 'eigen'; warm: its per-p caches are filled by
+  (mechanism 'auto' = '{mech[0]}' at p = 10, postprocess 'eigen'; warm: its per-p caches are filled by
   the warm-up fit, the cold first fit is in the linear-regression section); sklearn
   `LinearRegression()` (lstsq on the centred data); diffprivlib
   `LinearRegression(epsilon=1, bounds_X, bounds_y, fit_intercept=True)` (clipping, private means,
   Laplace-perturbed monomials, then `scipy.optimize.minimize`).
 * **Logistic**: the paper's Section 4.2 model (m = 7, X uniform on [-1, 1], no intercept). knorm
-  `LogisticRegression(epsilon=1, bounds_X=(-1, 1), fit_intercept=False)` (Newton on the perturbed
-  objective, q = 1/2); sklearn `LogisticRegression(C=inf, fit_intercept=False)` (lbfgs,
+  `LogisticRegression(epsilon=1, bounds_X=(-1, 1), fit_intercept=False, classes=[0, 1])` (Newton on
+  the perturbed objective, q = 'auto'); sklearn `LogisticRegression(C=inf, fit_intercept=False)` (lbfgs,
   unpenalised); diffprivlib `LogisticRegression(epsilon=1, data_norm=sqrt(7), fit_intercept=False)`
   (lbfgs on the perturbed, C = 1 regularised objective).
 

@@ -119,7 +119,7 @@ print(json.dumps({"warnings": counts, "diffprivlib": diffprivlib.__version__, "n
 
 def _run_diffprivlib(python, arrays, jobs, log):
     """Run the jobs under diffprivlib's interpreter; (dict of id -> array, info) or raise RuntimeError."""
-    from benchmarks._diffprivlib import _clean_env
+    from benchmarks._diffprivlib import clean_env
 
     with tempfile.TemporaryDirectory(prefix="knorm-bench-stats-") as tmp:
         tmp = Path(tmp)
@@ -132,7 +132,7 @@ def _run_diffprivlib(python, arrays, jobs, log):
             [str(python), str(tmp / "worker.py"), str(tmp / "jobs.json")],
             capture_output=True,
             text=True,
-            env=_clean_env(),
+            env=clean_env(),
             cwd=tmp,
             timeout=900,
         )
@@ -271,15 +271,30 @@ def _timings(config, python):
         ]
         res, _ = _run_diffprivlib(python, {"tx": x}, jobs, config.log)
         dpl = {fn: float(res[f"time_{fn}"][0]) for fn in ("mean", "var", "histogram")}
+    from benchmarks._harness import sampler_kind
+
     rows = []
     for name, private, plain, peer in cases:
         times = paired_timings({"knorm": private, "numpy": plain}, config.repeats, config.target_seconds)
         k, p = float(np.median(times["knorm"])), float(np.median(times["numpy"]))
         ratio = float(np.median(times["knorm"] / times["numpy"]))
         d = dpl.get(peer) if peer else None
-        rows.append([name, fmt_seconds(k), fmt_seconds(p), fmt_ratio(ratio), fmt_seconds(d) if d else "—"])
+        out = private()
+        kind = sampler_kind(out.sampler) if hasattr(out, "sampler") else "—"
+        rows.append([name, fmt_seconds(k), fmt_seconds(p), fmt_ratio(ratio), fmt_seconds(d) if d else "—", kind])
         config.log(f"  stats timing: {name} {k * 1e3:.2f} ms")
-    return md_table(["function", "knorm.stats", "numpy (not private)", "knorm / numpy", "diffprivlib"], rows, "lrrrr")
+    return md_table(
+        [
+            "function",
+            "knorm.stats (time)",
+            "numpy, not private (time)",
+            "knorm / numpy time (lower is better)",
+            "diffprivlib (time)",
+            "knorm sampler",
+        ],
+        rows,
+        "lrrrrl",
+    )
 
 
 # -- the section -----------------------------------------------------------------------------
@@ -289,9 +304,9 @@ def run(config):
     except ImportError as err:  # pragma: no cover
         raise SectionSkipped(f"pandas is not installed ({err})") from err
     import knorm.stats as dp
-    from benchmarks._diffprivlib import REQUIREMENTS, _ensure_venv
+    from benchmarks._diffprivlib import REQUIREMENTS, ensure_venv
 
-    python, note = _ensure_venv(create=not config.quick, log=config.log)
+    python, note = ensure_venv(create=not config.quick, log=config.log)
     reps = 30 if config.quick else 150
     dpl_eps = [0.1, 1.0] if not config.quick else [1.0]
     factors = 2.0 ** np.arange(-4.5, 1 + 1e-9, 1.0 if config.quick else 0.5)  # 2^-4.5 .. 2, half-octaves
@@ -486,16 +501,18 @@ eps / 9 (3 columns, 6 products with their box's bounds); `tools.histogram(x, eps
 (sum x, sum x^2) through the exact hull, optimal for the pair in the volume order (paper Theorem
 "Optimal K-mech"), not for each coordinate. The hull's marginal on sum x has median |V_1| =
 0.965 (hi - lo) / eps (Monte Carlo of the public law; on the sum), against (hi - lo) ln 2 / (eps / 2) for
-diffprivlib's mean at eps / 2: a ratio of 0.70 whatever the data, while the variance gets 0.1-0.2.
-The median of {reps} releases moves each ratio by about 10 %. *Histograms*: diffprivlib adds
-two-sided geometric (integer) noise, of mean absolute error 2 e^-eps / (1 - e^-2 eps), against
-1 / eps for knorm's continuous Laplace (the l1 ball is the exact hull under add/remove): at eps = 1,
-0.85 against 1, so Laplace needs 1.18x the eps; as eps -> 0 the two agree (1.00 at eps = 0.1).
+diffprivlib's mean at eps / 2: a ratio of 0.70 whatever the data (these two constants are properties of
+the noise laws, not measurements of this run), while the variance gains far more (the table). The median of
+{reps} releases moves each ratio by about 10 %. *Histograms*: diffprivlib adds two-sided geometric (integer)
+noise, of mean absolute error 2 e^-eps / (1 - e^-2 eps) per bin, against 1 / eps for continuous Laplace
+noise (the l1 ball is the exact hull under add/remove): at eps = 1, 0.85 against 1; knorm's sampler for each
+function is in the last column of the timing table below.
 
 **Time per release** (n = 10,000; knorm with fresh OS entropy and no accountant; diffprivlib timed
 inside its own process, {50 if config.quick else 300} calls). A function's first call also builds
-and ranks its balls, cached per declared domain (0.5-2 s for the covariance); the times below are
-for later calls.
+and ranks its balls and builds its lattice law, both cached per declared domain (not timed here); the
+times below are for later calls. Every function runs with its default sampler ('auto': the exact lattice release where
+the ball allows it); the last column says which one ran.
 
 {timing}
 """
