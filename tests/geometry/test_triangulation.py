@@ -327,3 +327,15 @@ def test_qhull_failures_are_raised():
         triangulate(points=np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1e-14], [-1, 0, 0], [0, -1, 0], [-1, -1, -1e-14]]))
     with pytest.raises(TypeError, match="exactly one"):
         triangulate()
+
+
+def test_a_polytope_past_the_vertex_budget_keeps_its_gauge_and_estimates_its_volume(monkeypatch):
+    # 13,432 vertices at d = 8 exhausted memory in the cones; past the budget the exact
+    # triangulation is refused (qhull_error says why) and the volume is a labelled estimate.
+    from knorm.geometry import Polytope, triangulation
+
+    monkeypatch.setattr(triangulation, "MAX_VERTICES", 8)
+    cube = Polytope.from_halfspaces(np.vstack([np.eye(4), -np.eye(4)]), np.ones(8))  # 16 vertices
+    assert "16 vertices exceed" in cube.qhull_error
+    assert float(cube.norm(np.array([0.5, -1.0, 0.25, 0.0]))) == 1.0
+    assert not cube.volume().exact
