@@ -46,6 +46,9 @@ _OBJECTIVE_CAVEAT = (
 )
 
 
+_MIN_OUTPUT_RADIUS = 2.0**-26
+
+
 def _output_lattice(dim, radius, epsilon):
     """The lattice law of approximate minima perturbation's output noise W (l_inf ball).
 
@@ -56,6 +59,10 @@ def _output_lattice(dim, radius, epsilon):
     the builder adds s once more).
     """
     ball = LpBall(dim, math.inf)
+    # A larger radius is still a bound; the floor keeps the lattice coarse enough that any
+    # |theta| up to about 2^14 (scaled coordinates) stays in the exact range |theta / gamma| < 2^52 (the noise, of
+    # scale 2^-25 / eps_W, is negligible beside the coefficients').
+    radius = max(radius, _MIN_OUTPUT_RADIUS)
     try:
         spacing = choose_spacing(ball, 2.0 * radius)
         delta = math.nextafter(2.0 * radius + float(np.max(spacing)), math.inf)
