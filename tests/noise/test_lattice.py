@@ -7,6 +7,7 @@ each fails with probability ALPHA (1e-3) for a random seed under a correct sampl
 
 import itertools
 import math
+import zlib
 from fractions import Fraction
 
 import numpy as np
@@ -87,7 +88,7 @@ def test_pmf_matches_enumeration(build, rate, axes):
     noise = LatticeKNormNoise(build(), rate, axis_scale=axes)
     assert rate * (1 - Fraction(1, 2**30)) <= noise.effective_rate <= rate
     n = 30_000
-    k = noise.sample(n, rng=SEED + hash(noise.sampler) % 1000 + rate.numerator)
+    k = noise.sample(n, rng=SEED + zlib.crc32(noise.sampler.encode()) % 1000 + rate.numerator)  # stable across runs
     assert k.shape == (n, noise.dim) and k.dtype == np.int64
     grid, p = enumerate_law(noise)
     R = int(np.abs(grid).max())
