@@ -186,3 +186,25 @@ def test_explicit_spacing_is_checked():
         KNormMechanism(LpBall(2, 1), 1.0, 1.0, lattice_spacing=0.3)
     mech = KNormMechanism(LpBall(2, 1), 1.0, 1.0, lattice_spacing=2.0**-4)
     assert mech.release([0.0, 0.0], rng=SEED).lattice_spacing.tolist() == [2.0**-4, 2.0**-4]
+
+
+def test_counts_declared_on_the_lattice_get_the_geometric_mechanism_without_slack():
+    # Integer counts under add/remove (S_T = {+-e_i}): on Z^m with no rounding, the l1 law is
+    # the product of discrete Laplaces of rate eps (diffprivlib's geometric mechanism).
+    eps = Fraction(1, 2)
+    mech = KNormMechanism(LpBall(3, 1), 1.0, float(eps), lattice_spacing=1.0, on_lattice=True)
+    law = mech.lattice
+    assert law.slack == 0 and law.sensitivity == math.nextafter(1.0, math.inf)
+    counts = np.array([10.0, 0.0, 7.0])
+    release = mech.release(counts, rng=SEED)
+    assert np.array_equal(release.value, np.rint(release.value)) and release.lattice_spacing.tolist() == [1.0] * 3
+    # Exact pmf ratio of a neighbour pair (one count changes by 1) is eps at most, attained far out.
+    k = np.array([[0, 0, 0], [5, -2, 1], [-40, 3, 0]])
+    ratio = law.noise.unnormalised_logpmf(k - counts.astype(int)) - law.noise.unnormalised_logpmf(
+        k - (counts + [1, 0, 0]).astype(int)
+    )
+    assert np.all(np.abs(ratio) <= float(eps) * (1 + 1e-12)) and np.isclose(np.max(np.abs(ratio)), float(eps))
+    with pytest.raises(ValueError, match="must lie on the declared lattice"):
+        mech.release(counts + 0.5, rng=SEED + 1)
+    with pytest.raises(ValueError, match="'on_lattice' parameter of KNormMechanism needs lattice_spacing"):
+        KNormMechanism(LpBall(3, 1), 1.0, 0.5, on_lattice=True)

@@ -1,11 +1,14 @@
 """Helpers shared by the tests of knorm.stats: containers, noiseless values, S_T by brute force."""
 
 import itertools
+from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from knorm.mechanisms import KNormMechanism, nonprivate
+from knorm.mechanisms import nonprivate
+from knorm.mechanisms.lattice import lattice_noise
 from knorm.noise import KNormNoise
 
 CONTAINERS = ["numpy", "pandas", "dask"]
@@ -74,11 +77,17 @@ def grid_records(lo, hi, levels):
 
 
 def lattice_law(release):
-    """The exact lattice law of a release drawn on a lattice, or None for a continuous release."""
+    """(integer noise law, spacing) of a release drawn on a lattice, or None for a continuous release.
+
+    Rebuilt from the record alone: the ball, the spacing and the noise scale Delta~ / eps
+    (whatever Delta~ covers: rounding slack, computation error, or neither for counts).
+    """
     r = root(release)
     if r.lattice_spacing is None:
         return None
-    return KNormMechanism(r.ball, r.sensitivity, r.epsilon, lattice_spacing=r.lattice_spacing).lattice
+    return SimpleNamespace(
+        noise=lattice_noise(r.ball, r.lattice_spacing, Fraction(1.0 / r.noise_scale)), spacing=r.lattice_spacing
+    )
 
 
 def log_density_ratio(release, z, t, t2):

@@ -101,6 +101,11 @@ class KNormMechanism:
         The spacings gamma_j of the lattice (positive powers of two). By default they
         are chosen from the ball and Delta alone, so that the rounding costs at most 1%
         of the budget (:func:`knorm.mechanisms.lattice.choose_spacing`).
+    on_lattice : bool, default False
+        Declared: the statistic lies in ``lattice_spacing`` Z^m on every dataset (counts,
+        with spacing 1). It is then released without rounding and without rounding
+        slack (the discrete Laplace / geometric mechanism for l1); a value off the
+        lattice is refused. Needs ``lattice_spacing``.
     computation_error : float, default 0.0
         A certified bound, in the norm of ``ball``, on how far the *computation* of the
         statistic can move a difference of neighbours beyond S_T (for example the
@@ -135,6 +140,7 @@ class KNormMechanism:
         *,
         sampler="auto",
         lattice_spacing=None,
+        on_lattice=False,
         computation_error=0.0,
         unsafe_allow_estimated_sensitivity=False,
     ):
@@ -168,17 +174,27 @@ class KNormMechanism:
                 f"no lattice). Got {lattice_spacing!r} instead."
             )
         self.lattice_spacing = None if lattice_spacing is None else check_spacing(lattice_spacing, ball.dim)
+        if on_lattice and self.lattice_spacing is None:
+            raise ValueError(
+                "The 'on_lattice' parameter of KNormMechanism needs lattice_spacing (the lattice the statistic lies "
+                "on). Got on_lattice=True with lattice_spacing=None instead."
+            )
+        self.on_lattice = bool(on_lattice)
         self._lattice = None  # built on first use (a pilot run), then cached
         self._lattice_reason = ""
         if sampler == "lattice":
-            self._lattice = build_lattice_law(ball, self._covered, self.epsilon, spacing=self.lattice_spacing)
+            self._lattice = build_lattice_law(
+                ball, self._covered, self.epsilon, spacing=self.lattice_spacing, on_lattice=self.on_lattice
+            )
 
     @property
     def lattice(self):
         """The :class:`~knorm.mechanisms.lattice.LatticeLaw` of the releases, or None when continuous."""
         if self._lattice is None and self.sampler == "auto" and not self._lattice_reason:
             try:
-                self._lattice = build_lattice_law(self.ball, self._covered, self.epsilon, spacing=self.lattice_spacing)
+                self._lattice = build_lattice_law(
+                    self.ball, self._covered, self.epsilon, spacing=self.lattice_spacing, on_lattice=self.on_lattice
+                )
             except LatticeUnavailable as err:
                 self._lattice_reason = str(err)
         return self._lattice

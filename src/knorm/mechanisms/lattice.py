@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -74,13 +74,16 @@ class LatticeLaw:
     sensitivity : float
         Delta~ = Delta + s(gamma), rounded up to a double.
     slack : Fraction
-        The rounding slack s(gamma), exactly.
+        The rounding slack s(gamma), exactly (0 for a statistic declared on the lattice).
+    on_lattice : bool, default False
+        The statistic was declared to lie in gamma Z^m: a value off it is refused.
     """
 
     noise: LatticeKNormNoise | BlockLatticeNoise
     spacing: np.ndarray
     sensitivity: float
     slack: Fraction
+    on_lattice: bool = False
 
     @property
     def sampler(self):
@@ -105,6 +108,11 @@ class LatticeLaw:
             The released values, on the lattice.
         """
         units = np.rint(value / self.spacing)
+        if self.on_lattice and not np.array_equal(units, value / self.spacing):
+            raise ValueError(
+                "The 'value' parameter of KNormMechanism.release must lie on the declared lattice "
+                f"(gamma = {self.spacing.tolist()}, no rounding slack was paid for). Got a value off it instead."
+            )
         if not np.all(np.abs(units) < _EXACT_INT // 2):
             raise ValueError(
                 "The 'value' parameter of KNormMechanism.release is too large for its lattice: "
@@ -254,7 +262,7 @@ def lattice_noise(ball, gamma, rate):
     return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale)
 
 
-def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None):
+def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=False):
     """Return the :class:`LatticeLaw` of a K-norm mechanism, or raise LatticeUnavailable.
 
     Parameters
@@ -268,11 +276,16 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None):
     spacing : float or array_like, optional
         The lattice spacings gamma_j (positive powers of two); by default
         :func:`choose_spacing`.
+    on_lattice : bool, default False
+        Declared: the statistic takes values in gamma Z^m on every dataset (counts with
+        gamma = 1). Nothing is rounded, so Delta~ = Delta (no slack), and a release of a
+        value off the lattice is refused.
 
     Returns
     -------
     LatticeLaw
-        The law, with rate eps / Delta~ and Delta~ = Delta + s(gamma).
+        The law, with rate eps / Delta~ and Delta~ = Delta + s(gamma) (Delta when
+        ``on_lattice``).
 
     Raises
     ------
@@ -284,16 +297,19 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None):
     try:
         if gamma is None:
             gamma = choose_spacing(ball, sensitivity)
-        key = ("law", _ball_key(ball), float(sensitivity), float(epsilon), tuple(gamma.tolist()))
-        return _cached(key, lambda: _build(ball, sensitivity, epsilon, gamma))
+        if on_lattice and spacing is None:
+            raise ValueError("on_lattice=True needs the lattice spacing the statistic lives on")
+        key = ("law", _ball_key(ball), float(sensitivity), float(epsilon), tuple(gamma.tolist()), bool(on_lattice))
+        return _cached(key, lambda: _build(ball, sensitivity, epsilon, gamma, on_lattice))
     except (ValueError, TypeError) as err:
         if isinstance(err, LatticeUnavailable):
             raise
         raise LatticeUnavailable(f"no exact lattice sampler for {ball!r}: {err}") from None
 
 
-def _build(ball, sensitivity, epsilon, gamma):
-    slack = _slack(ball, gamma)
+def _build(ball, sensitivity, epsilon, gamma, on_lattice=False):
+    # A statistic declared on the lattice is never rounded: neighbours differ by u in S_T itself.
+    slack = Fraction(0) if on_lattice else _slack(ball, gamma)
     delta_tilde = Fraction(sensitivity) + slack
     noise = lattice_noise(ball, gamma, Fraction(epsilon) / delta_tilde)
     acceptance = noise.expected_acceptance  # a pilot run (fixed seed): deterministic
@@ -302,7 +318,8 @@ def _build(ball, sensitivity, epsilon, gamma):
             f"no practical exact lattice sampler for {ball!r}: its rejection step accepts about {acceptance:.2g} "
             f"of its proposals, below the floor {MIN_ACCEPTANCE:g}"
         )
-    return LatticeLaw(noise, gamma, math.nextafter(float(delta_tilde), math.inf), slack)
+    law = LatticeLaw(noise, gamma, math.nextafter(float(delta_tilde), math.inf), slack)
+    return replace(law, on_lattice=True) if on_lattice else law
 
 
 # Built lattice laws, rational polytopes and spacings, by the ball's parameters (never id()):

@@ -252,7 +252,9 @@ def n_records(arr):
     return int(arr.map_blocks(lambda b: np.array([len(b)]), chunks=(1,)).sum().compute())
 
 
-def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=(), owner="knorm.stats", key=None):
+def publish(
+    value, candidates, space, epsilon, *, rng, accountant, label, names=(), owner="knorm.stats", key=None, counts=False
+):
     """Release ``value`` with the best certified candidate ball, stating its gain over Laplace.
 
     Parameters
@@ -274,6 +276,10 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
         ball, its certified sensitivity and the gain) is computed once per key: it depends
         on nothing else, never on the data, and the sensitivities and Monte Carlo volumes
         behind it can take seconds.
+    counts : bool, default False
+        The statistic is integer on every dataset (counts): it is released on the lattice
+        Z^m without rounding or slack where the ball has a lattice sampler (for l1, the
+        geometric mechanism).
 
     Returns
     -------
@@ -285,7 +291,11 @@ def publish(value, candidates, space, epsilon, *, rng, accountant, label, names=
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
     best, sensitivity, gain = _choose(candidates, space, key)
-    mechanism = KNormMechanism(candidates[best], sensitivity, epsilon)
+    if counts:
+        ones = np.ones(candidates[best].dim)
+        mechanism = KNormMechanism(candidates[best], sensitivity, epsilon, lattice_spacing=ones, on_lattice=True)
+    else:
+        mechanism = KNormMechanism(candidates[best], sensitivity, epsilon)
     if isinstance(value, RecordSums):
         lattice = None if nonprivate_active() else mechanism.lattice
         if lattice is None:

@@ -58,6 +58,7 @@ def _release_counts(counts, n, neighbours, epsilon, *, accountant, rng, label, n
             names=names[:-1],
             owner=owner,
             key=("histogram", k, neighbours),
+            counts=True,
         )
         return raw.postprocess(Expand(ball, n), label=label, names=names)
     # Add/remove: S_T = {+-e_i}, whose hull is the l1 ball (the cross-polytope), exactly.
@@ -74,6 +75,7 @@ def _release_counts(counts, n, neighbours, epsilon, *, accountant, rng, label, n
         names=names,
         owner=owner,
         key=("histogram", k, neighbours),
+        counts=True,  # integer counts: the geometric mechanism, exactly (no rounding, no slack)
     )
 
 

@@ -295,6 +295,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         names=names,
         owner=owner,
         key=("count", d, l0_bound, neighbours),
+        counts=True,
     )
 
 
