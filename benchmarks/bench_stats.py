@@ -503,10 +503,12 @@ eps / 9 (3 columns, 6 products with their box's bounds); `tools.histogram(x, eps
 0.965 (hi - lo) / eps (Monte Carlo of the public law; on the sum), against (hi - lo) ln 2 / (eps / 2) for
 diffprivlib's mean at eps / 2: a ratio of 0.70 whatever the data (these two constants are properties of
 the noise laws, not measurements of this run), while the variance gains far more (the table). The median of
-{reps} releases moves each ratio by about 10 %. *Histograms*: diffprivlib adds two-sided geometric (integer)
-noise, of mean absolute error 2 e^-eps / (1 - e^-2 eps) per bin, against 1 / eps for continuous Laplace
-noise (the l1 ball is the exact hull under add/remove): at eps = 1, 0.85 against 1; knorm's sampler for each
-function is in the last column of the timing table below.
+{reps} releases moves each ratio by about 10 %. *Histograms*: both libraries add two-sided geometric
+(integer) noise under add/remove, of mean absolute error 2 e^-eps / (1 - e^-2 eps) per bin: knorm
+releases the integer counts on the lattice Z^m without rounding (`KNormMechanism(on_lattice=True)`;
+the l1 ball is the exact hull there), so the ratios should be 1 up to the medians' sampling error.
+The timing table below uses replace-one neighbours (the default), where the histogram ball is
+still sampled continuously; its last column says which sampler ran.
 
 **Time per release** (n = 10,000; knorm with fresh OS entropy and no accountant; diffprivlib timed
 inside its own process, {50 if config.quick else 300} calls). A function's first call also builds
