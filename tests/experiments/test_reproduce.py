@@ -4,6 +4,10 @@ import pytest
 from knorm.cli import main
 from knorm.experiments import EXPERIMENTS, Config, run_experiments
 
+# The whole main job (`knorm reproduce --quick`, about a minute): run by .ci/run with the slow tests,
+# and by the README's first command; the other tests here run its pieces on small inputs.
+_MAIN_JOB = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
@@ -13,6 +17,7 @@ def quick_run(tmp_path_factory):
     return out, page
 
 
+@_MAIN_JOB
 def test_every_experiment_writes_its_files(quick_run):
     out, page = quick_run
     expected = {
@@ -35,12 +40,14 @@ def test_every_experiment_writes_its_files(quick_run):
     assert "The paper's claims:" in text and "tested agree" in text
 
 
+@_MAIN_JOB
 def test_cautionary_matches_paper_table(quick_run):
     out, _ = quick_run
     t = pd.read_csv(out / "cautionary_losses.csv")
     assert len(t) == 6 and (t.z.abs() < 3).all()  # within 3 Monte Carlo SE of the paper
 
 
+@_MAIN_JOB
 def test_logistic_csv_contents(quick_run):
     out, _ = quick_run
     raw = pd.read_csv(out / "logistic_raw.csv")
@@ -73,6 +80,7 @@ def test_reproduce_rejects_bad_arguments(capsys):
     assert "--data and --target must be given together" in capsys.readouterr().err
 
 
+@_MAIN_JOB
 def test_linear_csv_contents(quick_run):
     out, _ = quick_run
     cov = pd.read_csv(out / "linear_coverage.csv")
