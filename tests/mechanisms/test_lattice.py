@@ -208,3 +208,15 @@ def test_counts_declared_on_the_lattice_get_the_geometric_mechanism_without_slac
         mech.release(counts + 0.5, rng=SEED + 1)
     with pytest.raises(ValueError, match="'on_lattice' parameter of KNormMechanism needs lattice_spacing"):
         KNormMechanism(LpBall(3, 1), 1.0, 0.5, on_lattice=True)
+
+
+@pytest.mark.parametrize("p", [2.0, 3.5, math.inf])
+def test_one_dimensional_lp_balls_release_on_the_lattice_as_the_interval(p):
+    # In one dimension every l_p ball is the interval [-r, r]: the exact law is the l1 one
+    # (the discrete Laplace), whatever p; l2 used to fall back to continuous noise there.
+    mech = KNormMechanism(LpBall(1, p, radius=2.0) * 3.0, 1.0, 1.0)
+    ref = KNormMechanism(LpBall(1, 1, radius=6.0), 1.0, 1.0)
+    release = mech.release([0.3], rng=SEED)
+    assert "l1: discrete Laplace" in release.sampler and release.lattice_spacing is not None
+    assert mech.lattice.spacing.tolist() == ref.lattice.spacing.tolist()
+    assert mech.lattice.noise.effective_rate == ref.lattice.noise.effective_rate

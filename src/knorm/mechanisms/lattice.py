@@ -169,8 +169,18 @@ def _dedicated(ball, gamma):
     return isinstance(base, LpBall) and (base.p == 1 or (math.isinf(base.p) and len(set(gamma.tolist())) == 1))
 
 
+def _as_interval(ball):
+    """A 1-D l_p ball is the interval [-r, r] for every p: the same ball as l1 of radius r (exactly)."""
+    base, factor = (ball.base, ball.factor) if isinstance(ball, ScaledBall) else (ball, None)
+    if not (isinstance(base, LpBall) and base.dim == 1 and base.p != 1):
+        return ball
+    interval = LpBall(1, 1, radius=base.radius)
+    return interval if factor is None else ScaledBall(interval, factor)
+
+
 def _lattice_ball(ball, gamma):
     """The ball LatticeKNormNoise samples with: K itself, or its rational polytope K' (cached)."""
+    ball = _as_interval(ball)
     if _dedicated(ball, gamma):
         return ball, gamma
     key = ("K'", _ball_key(ball), tuple(gamma.tolist()))

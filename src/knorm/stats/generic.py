@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 
 from knorm._validation import check_positive
-from knorm.mechanisms import KNormMechanism, choose_mechanism
+from knorm.mechanisms import KNormMechanism, choose_mechanism, nonprivate_active
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import as_columns, check_neighbours, clip_count
+from knorm.stats._core import FIXED_POINT_BITS, RecordSums, as_columns, check_neighbours, clip_count
 
 __all__ = ["release"]
 
@@ -70,6 +70,7 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
         _check_width(X, len(statistic.lower), owner)
         X, _ = clip_count(X, statistic.lower, statistic.upper, owner)
         values = statistic(np.asarray(X.compute() if hasattr(X, "compute") else X))
+        sums = RecordSums((values, _quadratic_error_magnitude(statistic), False))
         names = tuple(statistic.names)
         parts = (statistic.A, statistic.b, statistic.const, statistic.lower, statistic.upper)
         key = ("quadratic", statistic.A.shape, *(a.tobytes() for a in parts), neighbours)
@@ -87,6 +88,7 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
         # that looked at the whole batch (centring, say) could not leak through it.
         table = np.asarray(statistic(domain.records), dtype=float)
         values = table[match.argmax(axis=1)]
+        sums = RecordSums((values, np.abs(table).max(axis=0), True))  # table entries: exact per record
         names = tuple(f"t{j + 1}" for j in range(values.shape[1]))
         key = ("finite", table.shape, table.tobytes(), neighbours)
     else:
@@ -96,8 +98,31 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
         )
     ball, sensitivity, gain = _choice(key, statistic, domain, neighbours, epsilon)
     mechanism = KNormMechanism(ball, sensitivity, epsilon)
-    out = mechanism.release(values.sum(axis=0), rng=rng, accountant=accountant, label=label or "statistic")
+    lattice = None if nonprivate_active() else mechanism.lattice
+    if lattice is None:
+        value = sums.resolve()
+    else:  # exact fixed-point sums (Casacuberta et al. 2022); the noise covers their certified error
+        value, error = sums.resolve_fixed(lattice.spacing, ball)
+        mechanism = KNormMechanism(ball, sensitivity, epsilon, lattice_spacing=lattice.spacing, computation_error=error)
+    out = mechanism.release(value, rng=rng, accountant=accountant, label=label or "statistic")
+    if mechanism.computation_error:
+        out = replace(out, sampler=f"{out.sampler}; sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})")
     return replace(out, gain=gain, names=names)
+
+
+def _quadratic_error_magnitude(statistic):
+    """A bound M' with |fl(t_j(x)) - t_j(x)| <= 2^-53 M'_j for every x in the box (for RecordSums).
+
+    t_j(x) = x'A_j x + b_j'x + c_j is a sum of K = d^2 + d + 1 terms of magnitude at most
+    M_j = sum |A_j| B B' + sum |b_j| B + |c_j| (B = max(|lower|, |upper|)), each with at most two
+    products; evaluated in any order, binary64 is off by at most gamma_{K+4} M_j
+    (Higham 2002, Section 3.1, with the two final additions), below (K + 5) 2^-53 M_j. A pair of
+    neighbours differs in one record on each side: RecordSums charges 2^-52 M'_j, twice that.
+    """
+    B = np.maximum(np.abs(statistic.lower), np.abs(statistic.upper))
+    M = np.einsum("mij,i,j->m", np.abs(statistic.A), B, B) + np.abs(statistic.b) @ B + np.abs(statistic.const)
+    d = len(B)
+    return (d * d + d + 5) * M * (1 + 1e-9)
 
 
 # Choices by the public description of S_T (the statistic's coefficients and box, or its values
