@@ -33,6 +33,7 @@ budget of a full run on the 2-core reference machine.
 SECTIONS = {
     "samplers": "benchmarks.bench_samplers",
     "lattice": "benchmarks.bench_lattice",
+    "lattice_utility": "benchmarks.bench_lattice_utility",
     "regression_balls": "benchmarks.bench_regression_balls",
     "hulls": "benchmarks.bench_hulls",
     "logistic_q": "benchmarks.bench_logistic_q",

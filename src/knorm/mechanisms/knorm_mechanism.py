@@ -99,7 +99,7 @@ class KNormMechanism:
         sampler, else 'continuous' (with the caveat and the reason).
     lattice_spacing : float or array_like, optional
         The spacings gamma_j of the lattice (positive powers of two). By default they
-        are chosen from the ball and Delta alone, so that the rounding costs at most 1%
+        are chosen from the ball and Delta alone, so that the rounding costs at most 1/2 %
         of the budget (:func:`knorm.mechanisms.lattice.choose_spacing`).
     on_lattice : bool, default False
         Declared: the statistic lies in ``lattice_spacing`` Z^m on every dataset (counts,
