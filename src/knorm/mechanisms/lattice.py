@@ -36,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from knorm._validation import check_rng, param_error
-from knorm.geometry import LpBall, ScaledBall
+from knorm.geometry import HistogramBall, LpBall, RejectionStats, ScaledBall
 from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, to_rational_polytope
 from knorm.sensitivity import BlockSumBall
 
@@ -80,7 +80,7 @@ class LatticeLaw:
         The statistic was declared to lie in gamma Z^m: a value off it is refused.
     """
 
-    noise: LatticeKNormNoise | BlockLatticeNoise
+    noise: LatticeKNormNoise | BlockLatticeNoise | HistogramLatticeNoise
     spacing: np.ndarray
     sensitivity: float
     slack: Fraction
@@ -196,6 +196,8 @@ def _slack(ball, gamma):
     """
     if isinstance(ball, BlockSumBall):
         return sum(Fraction(w) * _slack(b, gamma[i]) for i, b, w in ball.blocks)
+    if isinstance(ball, HistogramBall):  # sup of (||w||_1 + |sum w|) / 2 over |w_j| <= gamma: w = gamma 1
+        return ball.dim * Fraction(HistogramLatticeNoise.equal_spacing(gamma))
     lattice_ball, scale = _lattice_ball(ball, gamma)
     # The slack does not depend on the rate: take 1 per lattice unit, always inside the sampler's range.
     rate = 1 if scale is None else 1 / Fraction(float(np.min(gamma)))
@@ -249,6 +251,130 @@ class BlockLatticeNoise:
         return out
 
 
+class HistogramLatticeNoise:
+    """The lattice law of the histogram ball (replace-one counts, Joseph & Yu 2023), exactly.
+
+    Parameters
+    ----------
+    ball : HistogramBall
+        K = {v : ||v||_1 + |sum v| <= 2} in the d - 1 released coordinates.
+    gamma : float
+        The lattice spacing (equal on every coordinate; 1 for counts).
+    rate : Fraction
+        The rate r per unit of ||.||_K.
+
+    Notes
+    -----
+    With z = (k, -sum k) in Z^d, ||gamma k||_K = gamma (||k||_1 + |sum k|) / 2 = gamma ||z||_1 / 2,
+    so P(k) proportional to exp(-r ||gamma k||_K) is the law of d independent discrete Laplaces
+    of rate r gamma / 2 conditioned on sum z = 0, with the last coordinate dropped. Drawing them
+    exactly (:func:`knorm.noise.discrete.discrete_laplace`, rate rounded down, which only adds
+    noise) and keeping the draws whose integers sum to zero is exact: no float decides anything.
+    The acceptance P(sum z = 0) = (1/pi) int_0^pi phi(t)^d dt, with phi the characteristic
+    function (1 - q)^2 / (1 - 2 q cos t + q^2), q = exp(-r gamma / 2), is about
+    1 / sqrt(2 pi d Var z): 0.045 at d = 10 and 0.014 at d = 100 for eps = 1 on counts.
+
+    References
+    ----------
+    Joseph & Yu (2023), arXiv:2309.15790 (the count ball); Canonne, Kamath & Steinke (2020)
+    (exact discrete Laplace); paper Section 2 (K-norm mechanism).
+    """
+
+    def __init__(self, ball, gamma, rate):
+        self.dim = ball.dim
+        g = self._gamma = Fraction(self.equal_spacing(gamma))
+        self._inner = LatticeKNormNoise(LpBall(ball.stat_dim, 1), Fraction(rate) * g / 2)
+        self.effective_rate = self._inner.effective_rate * 2 / g
+        self.sampler = f"histogram ball: {ball.stat_dim} discrete Laplaces conditioned on a zero sum"
+        self.sampler_stats = RejectionStats()
+
+    @staticmethod
+    def equal_spacing(gamma):
+        """The one spacing of ``gamma`` (the histogram ball is symmetric in its coordinates)."""
+        values = set(np.atleast_1d(np.asarray(gamma, dtype=float)).tolist())
+        if len(values) != 1:
+            raise ValueError(f"the histogram ball's lattice needs equal spacings; got {sorted(values)}")
+        return values.pop()
+
+    @property
+    def expected_acceptance(self):
+        """P(sum z = 0) for the d discrete Laplaces, by quadrature of the characteristic function."""
+        from scipy.integrate import quad
+
+        q = math.exp(-float(self._inner.effective_rate))
+        d = self.dim + 1
+        value, _ = quad(lambda t: ((1 - q) ** 2 / (1 - 2 * q * math.cos(t) + q * q)) ** d, 0, math.pi, limit=200)
+        return value / math.pi
+
+    def norm(self, k):
+        """Return ||gamma k||_K = gamma (||k||_1 + |sum k|) / 2 exactly, one Fraction per lattice point.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d - 1)
+            Lattice points.
+
+        Returns
+        -------
+        ndarray of Fraction (object dtype)
+            One exact norm per point (at least 1-D).
+        """
+        k = np.atleast_2d(np.asarray(k, dtype=np.int64))
+        twice = np.abs(k).sum(axis=-1) + np.abs(k.sum(axis=-1))
+        return np.array([int(v) * self._gamma / 2 for v in twice.ravel()], dtype=object).reshape(twice.shape)
+
+    def unnormalised_logpmf(self, k):
+        """Return the log of the unnormalised pmf, -effective_rate ||gamma k||_K.
+
+        Parameters
+        ----------
+        k : array_like of int, shape (..., d - 1)
+            Lattice points.
+
+        Returns
+        -------
+        ndarray of float
+            The log pmf up to its additive log normaliser, which is not computed.
+        """
+        k = np.asarray(k, dtype=np.int64)
+        twice = np.abs(k).sum(axis=-1) + np.abs(k.sum(axis=-1))
+        return -float(self.effective_rate * self._gamma / 2) * twice.astype(float)
+
+    def sample(self, size=None, *, rng=None):
+        """Draw lattice noise, int64 of shape (d - 1,) or (*size, d - 1).
+
+        Parameters
+        ----------
+        size : int or tuple of ints, optional
+            Number (or shape) of vectors.
+        rng : None, int, SeedSequence or Generator
+            Source of randomness (only integers are drawn).
+
+        Returns
+        -------
+        ndarray of int64
+            The noise, in lattice units.
+        """
+        gen = check_rng(rng, "HistogramLatticeNoise.sample")
+        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
+        n = math.prod(shape)
+        acc = max(self.expected_acceptance, MIN_ACCEPTANCE)
+        out = np.empty((n, self.dim), dtype=np.int64)
+        have = proposed = 0
+        while have < n:
+            batch = int(min(max(64, 1.2 * (n - have) / acc), max(64, (1 << 22) // (self.dim + 1))))
+            z = self._inner.sample(batch, rng=gen)
+            keep = z[z.sum(axis=1) == 0, : self.dim]
+            take = min(len(keep), n - have)
+            out[have : have + take] = keep[:take]
+            have, proposed = have + take, proposed + batch
+            self.sampler_stats.proposed += batch
+            self.sampler_stats.accepted += len(keep)
+            if proposed > 64 * n / acc + (1 << 20):
+                raise RuntimeError("HistogramLatticeNoise: far fewer zero sums than expected; refusing to loop on.")
+        return out.reshape(*shape, self.dim)
+
+
 def lattice_noise(ball, gamma, rate):
     """Return the exact lattice law P(k) proportional to exp(-rate ||diag(gamma) k||_K).
 
@@ -269,6 +395,8 @@ def lattice_noise(ball, gamma, rate):
     if isinstance(ball, BlockSumBall):
         parts = [(i, lattice_noise(b, gamma[i], rate * Fraction(w))) for i, b, w in ball.blocks]
         return BlockLatticeNoise(ball.dim, parts)
+    if isinstance(ball, HistogramBall):
+        return HistogramLatticeNoise(ball, gamma, rate)
     lattice_ball, scale = _lattice_ball(ball, gamma)
     return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale)
 
