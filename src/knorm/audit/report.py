@@ -282,12 +282,13 @@ lattice, in integer arithmetic** (`knorm.mechanisms.lattice`, `knorm.noise.Latti
 * the rounding moves a difference of neighbours by at most the slack s(gamma) =
   max over the lattice ball of ||gamma (round(a) - round(b))||_K - ||gamma (a - b)||_K,
   computed exactly on a rational outer polytope of K; the spacing is chosen so that
-  s(gamma) <= 1% of Delta, and the law uses Delta~ = Delta + s(gamma), so the
+  s(gamma) <= 1/2 % of Delta, and the law uses Delta~ = Delta + s(gamma), so the
   guarantee eps holds for the mechanism that runs, bit for bit;
 * k is drawn with integer and rational arithmetic only: discrete Laplace
   coordinates for l1, an exact sampler for l_inf, and exact rejection from a box for
   polytopes (Polytope, K_2, K_3, LinearImage, intersections of those, the
-  regression K_T, cut and split balls), so the set of possible outputs does not
+  regression K_T, cut and split balls), and for the histogram ball of replace-one counts
+  d discrete Laplaces conditioned on a zero sum, so the set of possible outputs does not
   depend on T beyond the lattice point round(T / gamma);
 * the released doubles are exact multiples of gamma (|value / gamma| < 2^52 is checked).
 
@@ -297,8 +298,8 @@ on the continuous l1 mechanism more than 1% of the outputs are impossible under 
 neighbour; on the lattice none is, and the exact pmf ratios stay below exp(eps).
 
 **What is still continuous, with a caveat on the release.** Balls without an exact
-rational outer polytope (l2 and other l_p with 1 < p < inf, membership-oracle balls,
-the induced histogram, count, sum and vote balls of Joseph & Yu) fall back to the
+rational outer polytope (l2 and other l_p with 1 < p < inf in two or more dimensions,
+membership-oracle balls, the induced count, sum and vote balls of Joseph & Yu) fall back to the
 binary64 sampler below, and so does `sampler='continuous'`. Objective perturbation
 (logistic regression) draws its linear term V in binary64 and feeds it to a numerical
 optimiser; the published theta is rounded to a lattice and given exact lattice noise,
@@ -312,12 +313,12 @@ kind of leak (its events have probabilities of order 1/n and more; the leak sits
 individual doubles). Because the noise is drawn independently of T, the running time
 of the rejection samplers depends only on the public ball, not on the data.
 
-**Remaining work.** Exact rational facets for the induced balls (so histograms,
-counts and votes join the lattice path), a cryptographically secure generator for
-production releases, and exact accumulation of the regression estimators' Gram sums.
-(The sums of `knorm.stats` are already exact on a lattice release: records are rounded to
-the grid gamma 2^-20 and added in int64, so order and blocking cannot change them,
-Casacuberta et al. 2022, and the noise covers that rounding.)
+**Remaining work.** Exact lattice laws for the induced count, sum and vote balls (so
+they join the lattice path, as histograms have), and a cryptographically secure
+generator for production releases. (The sums of `knorm.stats`, including the generic
+`knorm.stats.release`, are exact on a lattice release: records are rounded to the grid
+gamma 2^-20 and added in int64, so order and blocking cannot change them, Casacuberta et
+al. 2022, and the noise covers that rounding.)
 
 ## Files
 
