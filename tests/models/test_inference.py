@@ -61,7 +61,7 @@ def test_noise_free_limit_gives_the_ols_t_intervals(fit_intercept):
     assert_allclose((got[:, 1] - got[:, 0]) / 2, (ci[:, 1] - ci[:, 0]) / 2, rtol=0.1)
     assert_allclose(reg.bse_, se, rtol=0.1)
     # The residual scale comes from the exact sum of y^2: RSS arithmetic and the unit map.
-    assert reg._inference().sigma == pytest.approx(s, rel=1e-9)
+    assert reg._inference().sigma == pytest.approx(s, rel=1e-4)  # records summed on the grid 2^-16
     assert reg._inference().sigma_kind == "estimate"
 
 

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 
 from knorm.models._base import to_unit_box
 from knorm.models.linear import LinearRegression
-from knorm.models.sufficient import sufficient_statistics
+from knorm.models.sufficient import GRID_BITS, sufficient_statistics
 from knorm.sensitivity import RegressionLayout
 from tests.settings import SEED
 
@@ -23,9 +23,12 @@ def make_data(n=3000, seed=SEED):
     return X, y
 
 
-def reference(X, y):
+def reference(X, y, grid=True):
+    """T of the scaled records, rounded (as documented) to the grid 2^-GRID_BITS, or not."""
     Xs, cx = to_unit_box(X, LO, HI)
     ys, cy = to_unit_box(y[:, None], np.array([BY[0]]), np.array([BY[1]]))
+    if grid:
+        Xs, ys = (np.ldexp(np.rint(np.ldexp(v, GRID_BITS)), -GRID_BITS) for v in (Xs, ys))
     return RegressionLayout(3).from_data(Xs, ys[:, 0]), cx + cy
 
 
@@ -34,6 +37,8 @@ def test_numpy_matches_layout_and_counts_clipping():
     T, n_clip = reference(X, y)
     stats = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     assert_allclose(stats.T, T, rtol=1e-12, atol=1e-9)
+    # The grid moves each scaled entry by at most 2^-17: T by at most n 2^-16 (squares doubled).
+    assert np.max(np.abs(stats.T - reference(X, y, grid=False)[0])) <= len(X) * 2.0**-15
     assert stats.n_samples == len(X)
     assert stats.n_clipped == n_clip > 0
     # Direct count: entries outside the declared box.
@@ -47,7 +52,7 @@ def test_block_loop_matches_one_block(monkeypatch):
     whole = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     monkeypatch.setattr(suff, "_BLOCK_ROWS", 257)
     blocks = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
-    assert_allclose(blocks.T, whole.T, rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(blocks.T, whole.T)  # exact integer sums: bit for bit
     assert (blocks.n_samples, blocks.n_clipped) == (whole.n_samples, whole.n_clipped)
 
 

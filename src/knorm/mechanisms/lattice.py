@@ -23,6 +23,8 @@ holds in K'; rates are rounded down, which only adds noise.)
 
 The default gamma makes s(gamma) <= 1/2 % of Delta: the rounding costs at most 1/2 % of the budget, so the
 noise's scale, and the median error of a release, stays within 1% of the continuous release's (issue 13).
+Above epsilon = 1 the share halves with each doubling of epsilon (:func:`default_share`), so the
+lattice also stays fine against the noise scale Delta / epsilon.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "LatticeLaw",
     "LatticeUnavailable",
     "ROUNDING_SHARE",
+    "default_share",
     "build_lattice_law",
     "choose_spacing",
     "lattice_noise",
@@ -125,6 +128,27 @@ class LatticeLaw:
         if not np.all(np.abs(out) < _EXACT_INT):
             raise ValueError("KNormMechanism.release: a lattice output left the exactly representable range 2^53.")
         return out * self.spacing
+
+
+def default_share(epsilon):
+    """Return the default rounding share: ROUNDING_SHARE, halved for each doubling of epsilon above 1.
+
+    The slack is then at most 1/2 % of Delta and, for epsilon > 1, at most 1/2 % of the noise
+    scale Delta / epsilon (up to a factor 2): the rounding stays negligible against the noise
+    at any epsilon, and the sampler's rate per lattice unit stays small (a lattice fixed by
+    Delta alone made the release at epsilon = 10^6 all rounding, and its sampler crawl).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget (public).
+
+    Returns
+    -------
+    float
+        The largest s(gamma) / Delta for :func:`choose_spacing`.
+    """
+    return ROUNDING_SHARE * 2.0 ** -max(0, math.ceil(math.log2(float(epsilon))))
 
 
 def choose_spacing(ball, sensitivity, *, share=ROUNDING_SHARE):
@@ -435,7 +459,7 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=Fa
     gamma = None if spacing is None else check_spacing(spacing, ball.dim)
     try:
         if gamma is None:
-            gamma = choose_spacing(ball, sensitivity)
+            gamma = choose_spacing(ball, sensitivity, share=default_share(epsilon))
         if on_lattice and spacing is None:
             raise ValueError("on_lattice=True needs the lattice spacing the statistic lives on")
         key = ("law", _ball_key(ball), float(sensitivity), float(epsilon), tuple(gamma.tolist()), bool(on_lattice))

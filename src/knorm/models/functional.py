@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from knorm._validation import check_positive, check_probability
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism, Release, choose_mechanism
+from knorm.mechanisms import KNormMechanism, Release, choose_mechanism, nonprivate_active
+from knorm.models.sufficient import GRID_BITS, ExactStatistic
 from knorm.noise import KNormNoise
 from knorm.sensitivity import RegressionLayout, kt_ball, linear_regression_space, regression_cut_ball
 from knorm.sensitivity.certificate import as_certified
@@ -437,7 +438,8 @@ def functional_mechanism(
     check_norm(norm, p, neighbours, _OWNER)
     check_statistic(statistic, _OWNER)
     layout = _layout(p, neighbours, statistic)
-    T = np.asarray(T, dtype=float)
+    exact = T if isinstance(T, ExactStatistic) else None
+    T = exact.to_float() if exact is not None else np.asarray(T, dtype=float)
     expected = layout.dim - (layout.count is not None)
     if T.shape != (expected,):
         raise ValueError(
@@ -449,15 +451,22 @@ def functional_mechanism(
         T[layout.sq] *= 0.5
         if layout.yy is not None:
             T[layout.yy] *= 0.5
+        if exact is not None:
+            exact = exact.with_count(n, halve=(layout.sq - 1, None if layout.yy is None else layout.yy - 1))
     if norm != "split":
         xy_share = None
     elif xy_share is not None:
         xy_share = check_probability(xy_share, "xy_share", _OWNER)
     floor_level = check_probability(floor_level, "floor_level", _OWNER)
     ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
-    release = KNormMechanism(ball, sens, epsilon, sampler=sampler).release(
-        T, rng=rng, accountant=accountant, label=label
+    mechanism = KNormMechanism(ball, sens, epsilon, sampler=sampler)
+    lattice = None if exact is None or nonprivate_active() else mechanism.lattice
+    # The exact statistic is rounded to the lattice in integer arithmetic: no float in between.
+    release = mechanism.release(
+        T if lattice is None else exact.on_lattice(lattice.spacing), rng=rng, accountant=accountant, label=label
     )
+    if lattice is not None:
+        release = replace(release, sampler=f"{release.sampler}; sums exact (records on the grid 2^-{GRID_BITS})")
     tau = 0.0
     if postprocess == "eigen":
         tau = _unit_floor(norm, p, neighbours, statistic, xy_share, floor_level) * release.noise_scale

@@ -14,8 +14,7 @@ from knorm._validation import check_positive, check_probability, numeric_input
 from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose
 from knorm.models.functional import NORMS, STATISTICS, auto_norm, check_norm, functional_mechanism
 from knorm.models.inference import RegressionSummary, parametric_bootstrap
-from knorm.models.sufficient import _dask_partials, _n_columns, _numpy_partials, is_dask_collection
-from knorm.sensitivity import RegressionLayout
+from knorm.models.sufficient import _n_columns, exact_statistic, is_dask_collection
 
 __all__ = ["LinearRegression"]
 
@@ -310,11 +309,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         lo, hi = check_bounds(self.bounds_X, p, "bounds_X", _OWNER)
         lo_y, hi_y = check_bounds(self.bounds_y, 1, "bounds_y", _OWNER)
         box_lo, box_hi = np.concatenate([lo, lo_y]), np.concatenate([hi, hi_y])
-        if is_dask_collection(X) or is_dask_collection(y):
-            G, s, n, n_clipped = _dask_partials(X, y, box_lo, box_hi, _OWNER)
-        else:
-            G, s, n, n_clipped = _numpy_partials(X, y, box_lo, box_hi, _OWNER)
-        T = RegressionLayout(p, response_square=self.statistic == "gram").from_gram(G, s, n)
+        # Exact integer sums of the records rounded to a fine grid (Casacuberta et al. 2022).
+        T, n, n_clipped = exact_statistic(X, y, box_lo, box_hi, _OWNER, response_square=self.statistic == "gram")
 
         if norm == "auto":
             name = "split" if self.neighbours == "replace" else auto_norm(p, self.neighbours, self.statistic)

@@ -17,10 +17,118 @@ from knorm._validation import numeric_input
 from knorm.models._base import check_bounds, to_unit_box
 from knorm.sensitivity import RegressionLayout
 
-__all__ = ["RegressionStatistics", "sufficient_statistics", "is_dask_collection"]
+__all__ = ["ExactStatistic", "RegressionStatistics", "sufficient_statistics", "is_dask_collection"]
 
 # Rows per block of the numpy path: bounds the temporaries (about 1 MB per column).
 _BLOCK_ROWS = 1 << 17
+#: Scaled records are rounded to the grid 2^-GRID_BITS of [-1, 1] (a per-record map into the box).
+GRID_BITS = 16
+# Rows per exact Gram product: entries are integers of magnitude <= 2^(2 GRID_BITS) = 2^32, so
+# sums of up to 2^20 of them stay below 2^53 and binary64 adds them exactly, in any order.
+_EXACT_ROWS = 1 << 20
+# The largest n whose int64 sums (doubled squares: 2^33 per record) cannot overflow.
+MAX_RECORDS = 1 << 29
+
+
+class ExactStatistic:
+    """A statistic known exactly: integers times 2^exponent, and its rounding to a release's lattice.
+
+    Parameters
+    ----------
+    units : ndarray of int64, shape (d,)
+        The statistic in units of 2^exponent.
+    exponent : int
+        The power of two of one unit.
+
+    Notes
+    -----
+    :func:`sufficient_statistics` rounds each scaled record z in [-1, 1]^(p+1) to the grid
+    2^-16 (a deterministic map of one record into the same box: the sensitivity space of
+    paper Section 5.1 is unchanged) and sums the integer products exactly, so T is known as
+    integers times 2^-32 whatever the order, blocking or Dask partitioning of the rows
+    (Casacuberta et al. 2022 show binary64 sums that break the declared sensitivity).
+    :meth:`on_lattice` hands a lattice release round(T / gamma) gamma computed in integer
+    arithmetic: the mechanism's privacy argument then holds for the statistic as computed,
+    with no computation error to cover.
+
+    Examples
+    --------
+    >>> t = ExactStatistic(np.array([5, -3], dtype=np.int64), -2)  # (1.25, -0.75)
+    >>> t.to_float().tolist(), t.on_lattice([0.5, 0.5]).tolist()  # half to even: 2.5 -> 2, -1.5 -> -2
+    ([1.25, -0.75], [1.0, -1.0])
+    """
+
+    def __init__(self, units, exponent):
+        self.units = np.asarray(units, dtype=np.int64)
+        self.exponent = int(exponent)
+
+    def to_float(self):
+        """Return the statistic as doubles (one rounding of the exact value)."""
+        return np.ldexp(self.units.astype(float), self.exponent)
+
+    def with_count(self, n, halve=()):
+        """Return (n, T) with the coordinates ``halve`` of T halved (add/remove layout of Section 5.1).
+
+        Parameters
+        ----------
+        n : int
+            The count, prepended.
+        halve : sequence of index arrays
+            Coordinates of T (before the count) to halve: the doubled squares, exactly even.
+
+        Returns
+        -------
+        ExactStatistic
+            The statistic with the count first.
+        """
+        units = self.units.copy()
+        for idx in halve:
+            if idx is not None:
+                units[idx] //= 2  # 2 z^2 in units: even, so exact
+        count = np.int64(int(n) << -self.exponent)
+        return ExactStatistic(np.concatenate([[count], units]), self.exponent)
+
+    def on_lattice(self, spacing):
+        """Return round(T / gamma) gamma exactly (half to even), as exact doubles.
+
+        Parameters
+        ----------
+        spacing : array_like of shape (d,)
+            The lattice spacings gamma_j, powers of two.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+            The rounded statistic.
+
+        Raises
+        ------
+        ValueError
+            If a spacing is not a power of two, or a rounded value has 2^53 lattice steps or more.
+        """
+        gamma = np.broadcast_to(np.asarray(spacing, dtype=float), self.units.shape)
+        out = np.empty(self.units.shape)
+        for j, (u, g) in enumerate(zip(self.units.tolist(), gamma.tolist())):
+            mantissa, e = np.frexp(g)
+            if mantissa != 0.5:
+                raise ValueError(f"ExactStatistic.on_lattice: spacings must be powers of two. Got {g!r} instead.")
+            shift = (int(e) - 1) - self.exponent  # gamma = 2^(exponent + shift)
+            if shift <= 0:
+                q = u << -shift
+            else:
+                q, rest = divmod(u, 1 << shift)
+                half = 1 << (shift - 1)
+                q += rest > half or (rest == half and q % 2 == 1)
+            if abs(q) >= 1 << 53:
+                raise ValueError(
+                    f"ExactStatistic.on_lattice: the statistic spans 2^53 or more lattice steps of {g!r}; "
+                    "use a coarser lattice."
+                )
+            out[j] = q * g
+        return out
+
+    def __repr__(self):
+        return f"ExactStatistic(dim={len(self.units)}, unit=2^{self.exponent})"
 
 
 class RegressionStatistics(NamedTuple):
@@ -124,16 +232,47 @@ def _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner):
     """T, n and clip count for validated bounds (dispatch on the input type)."""
     lo = np.concatenate([lo_x, lo_y])
     hi = np.concatenate([hi_x, hi_y])
+    exact, n, n_clipped = exact_statistic(X, y, lo, hi, owner)
+    return RegressionStatistics(exact.to_float(), int(n), int(n_clipped))
+
+
+def exact_statistic(X, y, lo, hi, owner, *, response_square=False):
+    """Return (ExactStatistic T, n, n_clipped) for the box [lo, hi] of (x, y) (replace-one layout).
+
+    X and y may be numpy, pandas or Dask; ``response_square`` adds sum 2 y'^2
+    (``statistic='gram'``).
+    """
     if is_dask_collection(X) or is_dask_collection(y):
         G, s, n, n_clipped = _dask_partials(X, y, lo, hi, owner)
     else:
         X, y = _as_numpy(X, y, len(lo) - 1, owner)
         G, s, n, n_clipped = _numpy_partials(X, y, lo, hi, owner)
-    return RegressionStatistics(RegressionLayout(len(s) - 1).from_gram(G, s, n), int(n), int(n_clipped))
+    if n > MAX_RECORDS:
+        raise ValueError(
+            f"{owner}: {n} records exceed the {MAX_RECORDS} that the exact int64 sums can hold. "
+            "Fit on a sample, or release parts separately."
+        )
+    return _exact_layout(RegressionLayout(len(s) - 1, response_square=response_square), G, s), n, n_clipped
+
+
+def _exact_layout(layout, G, s):
+    """:meth:`RegressionLayout.from_gram` in integer units of 2^-2B (replace-one layout, no count)."""
+    p, B = layout.p, GRID_BITS
+    T = np.empty(layout.dim, dtype=np.int64)
+    T[layout.lin] = s[:p] << B
+    j, k = np.array(layout.pairs, dtype=int).reshape(-1, 2).T
+    T[layout.cross] = G[j, k]
+    w = int(layout.square_weight)
+    T[layout.sq] = w * np.diag(G)[:p]
+    T[layout.y] = s[p] << B
+    T[layout.xy] = G[:p, p]
+    if layout.yy is not None:
+        T[layout.yy] = w * G[p, p]
+    return ExactStatistic(T, -2 * B)
 
 
 def _block_partials(Xb, yb, lo, hi):
-    """(G, s, n, n_clipped, n_nonfinite) of one row block."""
+    """(G, s, n, n_clipped, n_nonfinite) of one row block; G and s in int64 units of 2^-2B and 2^-B."""
     Xb = np.asarray(Xb, dtype=float)
     yb = np.asarray(yb, dtype=float).reshape(-1)
     if len(Xb) != len(yb):
@@ -145,7 +284,15 @@ def _block_partials(Xb, yb, lo, hi):
     if bad:
         Z[~np.isfinite(Z)] = 0.0  # reported by the caller; keeps the sums finite
     Z, n_clipped = to_unit_box(Z, lo, hi)
-    return Z.T @ Z, Z.sum(axis=0), len(Z), n_clipped, bad
+    # Each record rounded to the grid 2^-B of [-1, 1]: integers K with |K| <= 2^B.
+    K = np.clip(np.rint(np.ldexp(Z, GRID_BITS)), -(1 << GRID_BITS), 1 << GRID_BITS)
+    G = np.zeros((K.shape[1], K.shape[1]), dtype=np.int64)
+    s = np.zeros(K.shape[1], dtype=np.int64)
+    for start in range(0, len(K), _EXACT_ROWS):
+        part = K[start : start + _EXACT_ROWS]
+        G += (part.T @ part).astype(np.int64)  # integers below 2^53: exact in any summation order
+        s += part.sum(axis=0).astype(np.int64)
+    return G, s, len(Z), n_clipped, bad
 
 
 def _check_finite(n_nonfinite, owner):
@@ -158,7 +305,7 @@ def _check_finite(n_nonfinite, owner):
 
 def _numpy_partials(X, y, lo, hi, owner):
     m = len(lo)
-    G, s = np.zeros((m, m)), np.zeros(m)
+    G, s = np.zeros((m, m), dtype=np.int64), np.zeros(m, dtype=np.int64)
     n_clipped = n_bad = 0
     for start in range(0, len(X), _BLOCK_ROWS):
         g, t, _, c, b = _block_partials(X[start : start + _BLOCK_ROWS], y[start : start + _BLOCK_ROWS], lo, hi)
