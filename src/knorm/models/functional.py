@@ -461,10 +461,9 @@ def functional_mechanism(
     ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
     mechanism = KNormMechanism(ball, sens, epsilon, sampler=sampler)
     lattice = None if exact is None or nonprivate_active() else mechanism.lattice
-    # The exact statistic is rounded to the lattice in integer arithmetic: no float in between.
-    release = mechanism.release(
-        T if lattice is None else exact.on_lattice(lattice.spacing), rng=rng, accountant=accountant, label=label
-    )
+    if exact is not None and lattice is not None:
+        T = exact.on_lattice(lattice.spacing)  # rounded in integer arithmetic: no float in between
+    release = mechanism.release(T, rng=rng, accountant=accountant, label=label)
     if lattice is not None:
         release = replace(release, sampler=f"{release.sampler}; sums exact (records on the grid 2^-{GRID_BITS})")
     tau = 0.0
