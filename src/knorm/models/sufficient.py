@@ -63,7 +63,13 @@ class ExactStatistic:
         self.exponent = int(exponent)
 
     def to_float(self):
-        """Return the statistic as doubles (one rounding of the exact value)."""
+        """Return the statistic as doubles (one rounding of the exact value).
+
+        Returns
+        -------
+        ndarray of float
+            The values units * 2^exponent, each rounded to the nearest double.
+        """
         return np.ldexp(self.units.astype(float), self.exponent)
 
     def with_count(self, n, halve=()):
