@@ -113,10 +113,9 @@ def test_nonprivate_limit_reproduces_sklearn(fit_intercept, mechanism, neighbour
         reg.fit(X, y)
     sk = SkLinearRegression(fit_intercept=fit_intercept).fit(X, y)
     assert reg.fit_diagnostics_.n_clipped == 0 and reg.release_.epsilon == np.inf
-    # Records are summed exactly on the grid 2^-16 of the box (issue 13): agreement to ~1e-5, not 1e-12.
-    assert_allclose(reg.coef_, sk.coef_, rtol=1e-4, atol=1e-4)
-    assert_allclose(reg.intercept_, sk.intercept_, rtol=1e-4, atol=1e-4)
-    assert_allclose(reg.predict(X), sk.predict(X), rtol=1e-4, atol=1e-4)
+    assert_allclose(reg.coef_, sk.coef_, rtol=1e-6, atol=1e-6)
+    assert_allclose(reg.intercept_, sk.intercept_, rtol=1e-6, atol=1e-6)
+    assert_allclose(reg.predict(X), sk.predict(X), rtol=1e-6, atol=1e-5)
 
 
 # -- the paper's simulation (Section 5.2) ----------------------------------------------------------
@@ -279,7 +278,8 @@ def test_gram_statistic_extends_the_papers(neighbours):
     assert_allclose(gram.statistic_noisy_[:-1], paper.statistic_noisy_, rtol=0, atol=0)
     weight = 2.0 if neighbours == "replace" else 1.0
     y_scaled = np.clip(y, *BOUNDS_Y_SIM) / BOUNDS_Y_SIM[1]
-    assert gram.statistic_noisy_[-1] == pytest.approx(weight * np.sum(y_scaled**2), rel=1e-5)  # grid 2^-16
+    y_scaled = np.rint(y_scaled * 2.0**32) / 2.0**32  # the records are summed on the grid 2^-32
+    assert gram.statistic_noisy_[-1] == pytest.approx(weight * np.sum(y_scaled**2), rel=1e-12)
     assert_allclose(gram.coef_, paper.coef_, rtol=1e-12)
     # With noise: the same sensitivity for l_inf (every coordinate 2 under replace).
     noisy = [LinearRegression(statistic=st, **kw).fit(X, y) for st in ("paper", "gram")]

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 
 from knorm.models._base import to_unit_box
 from knorm.models.linear import LinearRegression
-from knorm.models.sufficient import GRID_BITS, sufficient_statistics
+from knorm.models.sufficient import GRID_BITS, ExactStatistic, sufficient_statistics
 from knorm.sensitivity import RegressionLayout
 from tests.settings import SEED
 
@@ -24,11 +24,11 @@ def make_data(n=3000, seed=SEED):
 
 
 def reference(X, y, grid=True):
-    """T of the scaled records, rounded (as documented) to the grid 2^-GRID_BITS, or not."""
+    """The layout's float statistic of the scaled records, rounded to the grid 2^-32 (``grid``)."""
     Xs, cx = to_unit_box(X, LO, HI)
     ys, cy = to_unit_box(y[:, None], np.array([BY[0]]), np.array([BY[1]]))
-    if grid:
-        Xs, ys = (np.ldexp(np.rint(np.ldexp(v, GRID_BITS)), -GRID_BITS) for v in (Xs, ys))
+    if grid:  # the records that the exact statistic sums (ExactStatistic, Notes)
+        Xs, ys = (np.rint(v * 2.0**GRID_BITS) / 2.0**GRID_BITS for v in (Xs, ys))
     return RegressionLayout(3).from_data(Xs, ys[:, 0]), cx + cy
 
 
@@ -36,13 +36,27 @@ def test_numpy_matches_layout_and_counts_clipping():
     X, y = make_data()
     T, n_clip = reference(X, y)
     stats = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
+    # The float sums of the reference err by ~1e-13 relative; the exact T is rounded once.
     assert_allclose(stats.T, T, rtol=1e-12, atol=1e-9)
-    # The grid moves each scaled entry by at most 2^-17: T by at most n 2^-16 (squares doubled).
-    assert np.max(np.abs(stats.T - reference(X, y, grid=False)[0])) <= len(X) * 2.0**-15
+    # The grid moves each scaled value by at most 2^-33: T by at most n 2^-32 per entry.
+    assert_allclose(stats.T, reference(X, y, grid=False)[0], rtol=0, atol=len(X) * 2.0**-32)
     assert stats.n_samples == len(X)
     assert stats.n_clipped == n_clip > 0
     # Direct count: entries outside the declared box.
     assert n_clip == np.count_nonzero((X < LO) | (X > HI)) + np.count_nonzero((y < BY[0]) | (y > BY[1]))
+
+
+def test_result_unpacks_as_before_and_carries_the_exact_statistic():
+    import pickle
+
+    X, y = make_data(200)
+    stats = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
+    T, n, n_clipped = stats  # three values, as before the exact statistic was added
+    assert isinstance(stats.exact, ExactStatistic) and stats.exact.layout.names == RegressionLayout(3).names
+    assert np.array_equal(T, stats.exact.value) and np.array_equal(np.asarray(stats.exact), T)
+    assert (n, n_clipped) == (stats.exact.n_samples, stats.n_clipped) == (200, stats.n_clipped)
+    back = pickle.loads(pickle.dumps(stats))  # the experiments ship it to worker processes
+    assert np.array_equal(back.exact.units, stats.exact.units) and np.array_equal(back.T, T)
 
 
 def test_block_loop_matches_one_block(monkeypatch):
@@ -52,7 +66,8 @@ def test_block_loop_matches_one_block(monkeypatch):
     whole = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
     monkeypatch.setattr(suff, "_BLOCK_ROWS", 257)
     blocks = sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
-    np.testing.assert_array_equal(blocks.T, whole.T)  # exact integer sums: bit for bit
+    assert np.array_equal(blocks.exact.units, whole.exact.units)  # exact: bit for bit
+    assert_allclose(blocks.T, whole.T, rtol=0, atol=0)
     assert (blocks.n_samples, blocks.n_clipped) == (whole.n_samples, whole.n_clipped)
 
 
@@ -95,7 +110,7 @@ def test_dask_array_equals_numpy():
     b = sufficient_statistics(
         da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900), bounds_X=(LO, HI), bounds_y=BY
     )
-    assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
+    assert_allclose(b.T, a.T, rtol=0, atol=0)  # exact sums: the blocking does not matter
     assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
 
 
@@ -107,7 +122,7 @@ def test_dask_dataframe_equals_numpy():
     ddf = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=4)
     for y_dask in (dd.from_pandas(pd.Series(y), npartitions=4), da.from_array(y, chunks=1000)):
         b = sufficient_statistics(ddf, y_dask, bounds_X=(LO, HI), bounds_y=BY)
-        assert_allclose(b.T, a.T, rtol=1e-12, atol=1e-9)
+        assert_allclose(b.T, a.T, rtol=0, atol=0)
         assert (b.n_samples, b.n_clipped) == (a.n_samples, a.n_clipped)
 
 
@@ -142,9 +157,9 @@ def test_fit_on_distributed_cluster_equals_numpy(dask_client):
     params = dict(epsilon=1.0, norm="linf", bounds_X=(LO, HI), bounds_y=BY, random_state=SEED)
     a = LinearRegression(**params).fit(X, y)
     b = LinearRegression(**params).fit(Xd, yd)
-    assert_allclose(b.statistic_noisy_, a.statistic_noisy_, rtol=1e-12, atol=1e-8)
-    assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12)
-    assert_allclose(b.intercept_, a.intercept_, rtol=1e-9, atol=1e-12)
+    assert_allclose(b.statistic_noisy_, a.statistic_noisy_, rtol=0, atol=0)  # exact sums, same noise
+    assert_allclose(b.coef_, a.coef_, rtol=0, atol=0)
+    assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=0)
     assert (b.n_samples_, b.fit_diagnostics_.n_clipped, b.n_features_in_) == (
         a.n_samples_,
         a.fit_diagnostics_.n_clipped,

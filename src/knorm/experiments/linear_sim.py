@@ -62,7 +62,9 @@ def _task(args):
     se = math.sqrt(resid @ resid / (n - P - 1)) * np.sqrt(np.diag(np.linalg.inv(G)))
     lo_ci, hi_ci = ols - 1.959964 * se, ols + 1.959964 * se
     one = np.ones(P)
-    T, n_rec, clipped = sufficient_statistics(X, y, bounds_X=(-one, one), bounds_y=(-BOUND_Y, BOUND_Y))
+    stats = sufficient_statistics(X, y, bounds_X=(-one, one), bounds_y=(-BOUND_Y, BOUND_Y))
+    # The exact statistic: the lattice release rounds T itself, not a float sum (Casacuberta et al. 2022).
+    T, n_rec, clipped = stats.exact, stats.n_samples, stats.n_clipped
     rows = [
         dict(
             n=n,

@@ -45,6 +45,8 @@ _P_CUT, _P_KT = 8, 15
 # Largest dimension where l1 / l2 sensitivities are computed by SensitivitySpace
 # (exact sign-vector enumeration for l1); beyond, the per-coordinate bound.
 _LP_SPACE_MAX_DIM = 14
+#: Appended to the sampler of a lattice release of an ExactStatistic.
+EXACT_NOTE = f"T summed exactly in integers (records on the grid 2^-{GRID_BITS}) and rounded to the lattice exactly"
 # Public Monte Carlo of the eigenvalue floor: fixed seed, draws, default quantile level.
 _FLOOR_SEED, _FLOOR_DRAWS, _FLOOR_LEVEL = 20_240_601, 1000, 0.9
 
@@ -367,12 +369,19 @@ def functional_mechanism(
 
     Parameters
     ----------
-    T : ndarray of shape (d,)
-        The statistic of :class:`RegressionLayout` (replace-one order) for data in
-        [-1, 1], as from :func:`knorm.models.sufficient_statistics` (the paper's) or
-        ``RegressionLayout(p, response_square=True).from_data`` (``statistic='gram'``).
+    T : ExactStatistic or ndarray of shape (d,)
+        The statistic. Preferably the :class:`~knorm.models.sufficient.ExactStatistic`
+        of :func:`knorm.models.sufficient_statistics` (its ``exact``): it holds every
+        layout (``neighbours``, ``statistic``) and, on a lattice release, is rounded to
+        the lattice in integer arithmetic, so the value released is exactly
+        gamma round(T / gamma) of the exact T. A float array is taken as the caller
+        vouches for it: the statistic of :class:`RegressionLayout` (replace-one order) for
+        data in [-1, 1], as ``sufficient_statistics(...).T`` (the paper's) or
+        ``RegressionLayout(p, response_square=True).from_data`` (``statistic='gram'``);
+        floating-point error in the caller's computation of it (Casacuberta et al.
+        2022) is then not covered by the privacy argument.
     n : int
-        Number of records.
+        Number of records (equal to ``T.n_samples`` for an ExactStatistic).
     p : int
         Number of features.
     norm : {'l1', 'l2', 'linf', 'kt', 'cut'}
@@ -416,9 +425,17 @@ def functional_mechanism(
     uses only public quantities (n under replace-one, the noise law), so it is
     post-processing (paper Proposition "Postprocessing").
 
+    With an ExactStatistic and a lattice release (not inside
+    :func:`knorm.mechanisms.nonprivate`), the mechanism receives
+    ``T.on_lattice(gamma)``, which is exactly the rounding R(T) that the lattice proof
+    of :mod:`knorm.mechanisms.lattice` assumes; the Release's ``sampler`` says so.
+    Continuous and non-private releases receive T rounded once to binary64.
+
     References
     ----------
     Paper Section 5.1 (the statistic, K_T and Eq. DPEstimate); errata items 3 and 5.
+    Casacuberta, Shoemate, Vadhan & Wagaman (2022), "Widespread underestimation of
+    sensitivity in differentially private libraries and how to fix it", ACM CCS.
 
     Examples
     --------
@@ -428,9 +445,11 @@ def functional_mechanism(
     >>> X = rng.uniform(-1, 1, size=(10_000, 1))
     >>> y = 0.5 * X[:, 0] + 0.1 * rng.standard_normal(10_000)
     >>> stats = sufficient_statistics(X, y, bounds_X=(-1, 1), bounds_y=(-1, 1))
-    >>> fm = functional_mechanism(stats.T, stats.n_samples, p=1, norm="kt", epsilon=1.0, rng=0)
+    >>> fm = functional_mechanism(stats.exact, stats.n_samples, p=1, norm="kt", epsilon=1.0, rng=0)
     >>> fm.release.epsilon, fm.release.ball_name, fm.release.sensitivity.value
     (1.0, 'K_T(p=1)', 1.0)
+    >>> "T summed exactly" in fm.release.sampler
+    True
     >>> coef, intercept = fm.coefficients(([-1.0], [1.0]), (-1.0, 1.0))
     >>> coef.round(2)
     array([0.5])
@@ -438,21 +457,9 @@ def functional_mechanism(
     check_norm(norm, p, neighbours, _OWNER)
     check_statistic(statistic, _OWNER)
     layout = _layout(p, neighbours, statistic)
-    exact = T if isinstance(T, ExactStatistic) else None
-    T = exact.to_float() if exact is not None else np.asarray(T, dtype=float)
-    expected = layout.dim - (layout.count is not None)
-    if T.shape != (expected,):
-        raise ValueError(
-            f"The 'T' parameter of {_OWNER} must have shape ({expected},) for p={p} and statistic={statistic!r}. "
-            f"Got shape {T.shape} instead."
-        )
-    if neighbours == "add_remove":  # (n, T') with undoubled squares: every entry has sensitivity 1
-        T = np.concatenate([[n], T])
-        T[layout.sq] *= 0.5
-        if layout.yy is not None:
-            T[layout.yy] *= 0.5
-        if exact is not None:
-            exact = exact.with_count(n, halve=(layout.sq - 1, None if layout.yy is None else layout.yy - 1))
+    exact = _exact_statistic(T, n, layout) if isinstance(T, ExactStatistic) else None
+    if exact is None:
+        T = _float_statistic(T, n, layout, p, statistic)
     if norm != "split":
         xy_share = None
     elif xy_share is not None:
@@ -461,11 +468,11 @@ def functional_mechanism(
     ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
     mechanism = KNormMechanism(ball, sens, epsilon, sampler=sampler)
     lattice = None if exact is None or nonprivate_active() else mechanism.lattice
-    if exact is not None and lattice is not None:
-        T = exact.on_lattice(lattice.spacing)  # rounded in integer arithmetic: no float in between
+    if exact is not None:  # round the exact T to the lattice in integers; else round it once to a double
+        T = exact.value if lattice is None else exact.on_lattice(lattice.spacing)
     release = mechanism.release(T, rng=rng, accountant=accountant, label=label)
     if lattice is not None:
-        release = replace(release, sampler=f"{release.sampler}; sums exact (records on the grid 2^-{GRID_BITS})")
+        release = replace(release, sampler=f"{release.sampler}; {EXACT_NOTE}")
     tau = 0.0
     if postprocess == "eigen":
         tau = _unit_floor(norm, p, neighbours, statistic, xy_share, floor_level) * release.noise_scale
@@ -476,6 +483,37 @@ def functional_mechanism(
     return FunctionalRelease(
         release, A, b, tau, int(n_floored), n_samples, postprocess, norm, neighbours, statistic, xy_share, sum_y2
     )
+
+
+def _exact_statistic(T, n, layout):
+    """The ExactStatistic ``T`` in the layout of the release, checked against p and n."""
+    if T.layout.p != layout.p:
+        raise ValueError(
+            f"The 'T' parameter of {_OWNER} must be the statistic of p={layout.p} features. "
+            f"Got an ExactStatistic of p={T.layout.p} instead."
+        )
+    if n != T.n_samples:
+        raise ValueError(
+            f"The 'n' parameter of {_OWNER} must equal the number of records of T ({T.n_samples}). Got {n!r} instead."
+        )
+    return T.with_layout(layout)
+
+
+def _float_statistic(T, n, layout, p, statistic):
+    """The caller's float T (replace-one order) as the released vector of ``layout``."""
+    T = np.asarray(T, dtype=float)
+    expected = layout.dim - (layout.count is not None)
+    if T.shape != (expected,):
+        raise ValueError(
+            f"The 'T' parameter of {_OWNER} must have shape ({expected},) for p={p} and statistic={statistic!r}. "
+            f"Got shape {T.shape} instead."
+        )
+    if layout.count is not None:  # (n, T') with undoubled squares: every entry has sensitivity 1
+        T = np.concatenate([[n], T])
+        T[layout.sq] *= 0.5
+        if layout.yy is not None:
+            T[layout.yy] *= 0.5
+    return T
 
 
 def postprocess_release(F, layout, n, tau):

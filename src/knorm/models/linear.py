@@ -14,7 +14,7 @@ from knorm._validation import check_positive, check_probability, numeric_input
 from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose
 from knorm.models.functional import NORMS, STATISTICS, auto_norm, check_norm, functional_mechanism
 from knorm.models.inference import RegressionSummary, parametric_bootstrap
-from knorm.models.sufficient import _n_columns, exact_statistic, is_dask_collection
+from knorm.models.sufficient import _dask_partials, _n_columns, _numpy_partials, is_dask_collection
 
 __all__ = ["LinearRegression"]
 
@@ -140,7 +140,12 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     -----
     *Mechanism* (paper Section 5.1). X and y are clipped to their bounds and
     mapped affinely onto [-1, 1]; T = RegressionLayout(p).from_data(x', y')
-    has every entry of replace-one sensitivity 2 (squares doubled). The noise V
+    has every entry of replace-one sensitivity 2 (squares doubled). Each scaled record
+    is rounded to the grid 2^-32 (a record of the same domain, so S_T is unchanged) and
+    T is summed exactly in integer arithmetic, then rounded to the lattice of the
+    release in integers (:class:`~knorm.models.sufficient.ExactStatistic`): no float
+    sum, whose value depends on the order and blocking of the rows (Casacuberta et al.
+    2022), enters the release. The noise V
     has density proportional to exp(-eps ||V||_K / Delta_K), Delta_K certified
     by :meth:`SensitivitySpace.sensitivity`: 1 for 'kt' (errata item 5), 1 for
     'cut' (exact: S_T lies inside K_T and inside every exact support plane), 2 for
@@ -215,7 +220,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     simulation; 5.3 housing data), Example 2.1, Proposition "Postprocessing", Remark on
     add/delete-DP; errata items 3 and 5 (K_T is an outer approximation of the hull).
     Ferrando, Wang & Sheldon (2022), "Parametric bootstrap for differentially private
-    confidence intervals", AISTATS.
+    confidence intervals", AISTATS. Casacuberta, Shoemate, Vadhan & Wagaman (2022),
+    "Widespread underestimation of sensitivity in differentially private libraries and
+    how to fix it", ACM CCS.
 
     Examples
     --------
@@ -309,8 +316,11 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         lo, hi = check_bounds(self.bounds_X, p, "bounds_X", _OWNER)
         lo_y, hi_y = check_bounds(self.bounds_y, 1, "bounds_y", _OWNER)
         box_lo, box_hi = np.concatenate([lo, lo_y]), np.concatenate([hi, hi_y])
-        # Exact integer sums of the records rounded to a fine grid (Casacuberta et al. 2022).
-        T, n, n_clipped = exact_statistic(X, y, box_lo, box_hi, _OWNER, response_square=self.statistic == "gram")
+        if is_dask_collection(X) or is_dask_collection(y):
+            T, n_clipped = _dask_partials(X, y, box_lo, box_hi, _OWNER)
+        else:
+            T, n_clipped = _numpy_partials(X, y, box_lo, box_hi, _OWNER)
+        n = T.n_samples  # T is exact (ExactStatistic): the lattice release rounds it in integers
 
         if norm == "auto":
             name = "split" if self.neighbours == "replace" else auto_norm(p, self.neighbours, self.statistic)

@@ -1,14 +1,24 @@
-"""The noise-free regression statistic T of the paper's Section 5.1, chunk by chunk.
+"""The noise-free regression statistic T of the paper's Section 5.1, exactly, chunk by chunk.
 
 T depends on the data only through the Gram matrix and the column sums of the
-scaled records z' = (x', y') in [-1, 1]^(p+1), which are sums over rows. So T
-is computed block by block: numpy arrays in row blocks of bounded memory, Dask
-arrays and DataFrames block by block out of core (on a dask.distributed cluster
-too, through ``dask.compute``), and the partial sums are added on the driver.
+scaled records z' = (x', y') in [-1, 1]^(p+1), which are sums over rows. Floating-point
+sums of those depend on the order and blocking of the rows and can move a statistic
+beyond its declared sensitivity (Casacuberta et al. 2022). So each scaled record is
+rounded to the dyadic grid 2^-32 (a per-record map into [-1, 1]^(p+1): a valid record,
+so the sensitivity space S_T is unchanged), split into two 16-bit integer limbs, and the
+Gram matrix of the limbs is computed with binary64 BLAS, which is exact on such integers
+for blocks of at most 2^20 rows. Blocks are added as Python integers. T is then an exact
+rational with denominator 2^64, identical bit for bit whatever the row order, the block
+size or the Dask partitioning (:class:`ExactStatistic`).
+
+numpy arrays are reduced in row blocks of bounded memory, Dask arrays and DataFrames
+block by block out of core (on a dask.distributed cluster too, through ``dask.compute``),
+and the partial sums are added on the driver.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -17,144 +27,254 @@ from knorm._validation import numeric_input
 from knorm.models._base import check_bounds, to_unit_box
 from knorm.sensitivity import RegressionLayout
 
-__all__ = ["ExactStatistic", "RegressionStatistics", "sufficient_statistics", "is_dask_collection"]
+__all__ = ["ExactStatistic", "GRID_BITS", "RegressionStatistics", "sufficient_statistics", "is_dask_collection"]
 
-# Rows per block of the numpy path: bounds the temporaries (about 1 MB per column).
-_BLOCK_ROWS = 1 << 17
-#: Scaled records are rounded to the grid 2^-GRID_BITS of [-1, 1] (a per-record map into the box).
-GRID_BITS = 16
-# Rows per exact Gram product: entries are integers of magnitude <= 2^(2 GRID_BITS) = 2^32, so
-# sums of up to 2^20 of them stay below 2^53 and binary64 adds them exactly, in any order.
+#: Each scaled record value is rounded to the grid 2^-GRID_BITS (ties to even).
+GRID_BITS = 32
+# The grid value is held as two integer limbs of LIMB_BITS bits: hi 2^16 + lo with
+# |hi| <= 2^16 and |lo| <= 2^15, so every product of limbs is at most 2^32.
+_LIMB_BITS = 16
+# Largest block whose limb Gram matrix binary64 computes exactly: 2^20 products of at
+# most 2^32 sum to at most 2^52 < 2^53 in any order.
 _EXACT_ROWS = 1 << 20
-# The largest n whose int64 sums (doubled squares: 2^33 per record) cannot overflow.
-MAX_RECORDS = 1 << 29
+# Rows per block: bounds the temporaries (about 4 MB per column) and stays <= _EXACT_ROWS.
+_BLOCK_ROWS = 1 << 17
+# The value of a float exactly representable as an integer (2^53).
+_EXACT_INT = 1 << 53
 
 
 class ExactStatistic:
-    """A statistic known exactly: integers times 2^exponent, and its rounding to a release's lattice.
+    """The regression statistic T of grid-rounded records, held exactly as integers.
+
+    Built by :func:`sufficient_statistics` (its ``exact`` attribute) and
+    :class:`~knorm.models.LinearRegression`; handed to
+    :func:`~knorm.models.functional_mechanism`, which rounds it to the release's lattice
+    in integer arithmetic.
 
     Parameters
     ----------
-    units : ndarray of int64, shape (d,)
-        The statistic in units of 2^exponent.
-    exponent : int
-        The power of two of one unit.
+    gram : ndarray of object (Python int), shape (p + 1, p + 1)
+        sum_i v_i v_i' in units of 2^-64, v_i the grid-rounded scaled record.
+    sums : ndarray of object (Python int), shape (p + 1,)
+        sum_i v_i in units of 2^-32.
+    n : int
+        Number of records.
+    layout : RegressionLayout, optional
+        The coordinates of T (default: ``RegressionLayout(p)``, the paper's).
+
+    Attributes
+    ----------
+    SCALE_BITS : int
+        T = units 2^-SCALE_BITS, coordinate by coordinate (64).
+    layout : RegressionLayout
+        The coordinates of T.
+    n_samples : int
+        Number of records n.
 
     Notes
     -----
-    :func:`sufficient_statistics` rounds each scaled record z in [-1, 1]^(p+1) to the grid
-    2^-16 (a deterministic map of one record into the same box: the sensitivity space of
-    paper Section 5.1 is unchanged) and sums the integer products exactly, so T is known as
-    integers times 2^-32 whatever the order, blocking or Dask partitioning of the rows
-    (Casacuberta et al. 2022 show binary64 sums that break the declared sensitivity).
-    :meth:`on_lattice` hands a lattice release round(T / gamma) gamma computed in integer
-    arithmetic: the mechanism's privacy argument then holds for the statistic as computed,
-    with no computation error to cover.
+    Each record is clipped and scaled to z in [-1, 1]^(p+1) (:func:`to_unit_box`,
+    binary64, per record), then rounded to v = 2^-32 round(2^32 z), ties to even, which
+    lies in [-1, 1]^(p+1) too. That is a deterministic map of each record into the
+    declared domain, so T of the rounded records differs between neighbours by a point of
+    S_T (paper Section 5.1): no computation error enters the privacy argument, and T
+    (not an approximation of it) is what the lattice release rounds (errata item 3 reads
+    K_T on S_T). The rounding moves each z by at most 2^-33, a bias of at most
+    n 2^-33 (2 + 2^-32) on an entry of T, far below any privacy noise.
+
+    The limbs are integers below 2^16 in magnitude, so each of their products is an
+    integer of at most 2^32 and every partial sum of a block of at most 2^20 rows an
+    integer of at most 2^52: binary64 adds them exactly in any order, with or without
+    fused multiply-add, which is why a BLAS Gram product is exact here and the result
+    does not depend on the blocking (Casacuberta et al. 2022 show the float sums that
+    do). Blocks are added as Python integers, so n is not limited.
+
+    References
+    ----------
+    Paper Section 5.1 (the statistic T, its rescaling to [-1, 1] and to sensitivity 2);
+    errata item 3. Casacuberta, Shoemate, Vadhan & Wagaman (2022), "Widespread
+    underestimation of sensitivity in differentially private libraries and how to fix
+    it", ACM CCS.
 
     Examples
     --------
-    >>> t = ExactStatistic(np.array([5, -3], dtype=np.int64), -2)  # (1.25, -0.75)
-    >>> t.to_float().tolist(), t.on_lattice([0.5, 0.5]).tolist()  # half to even: 2.5 -> 2, -1.5 -> -2
-    ([1.25, -0.75], [1.0, -1.0])
+    >>> import numpy as np
+    >>> X, y = np.array([[0.5], [-0.25]]), np.array([0.75, 1.0])
+    >>> exact = sufficient_statistics(X, y, bounds_X=(-1, 1), bounds_y=(-1, 1)).exact
+    >>> exact.layout.names, exact.value.tolist()
+    (['x1', '2x1^2', 'y', 'x1y'], [0.25, 0.625, 1.75, 0.125])
+    >>> exact.on_lattice(np.array([0.5, 0.5, 1.0, 0.25])).tolist()  # 0.625 / 0.5 = 1.25 rounds to 1
+    [0.0, 0.5, 2.0, 0.0]
     """
 
-    def __init__(self, units, exponent):
-        self.units = np.asarray(units, dtype=np.int64)
-        self.exponent = int(exponent)
+    SCALE_BITS = 2 * GRID_BITS
 
-    def to_float(self):
-        """Return the statistic as doubles (one rounding of the exact value).
+    def __init__(self, gram, sums, n, layout=None):
+        gram, sums = _as_ints(gram), _as_ints(sums)
+        q = len(sums)
+        if gram.shape != (q, q) or q < 2:
+            raise ValueError(
+                "The 'gram' parameter of ExactStatistic must have shape (p + 1, p + 1) for sums of length p + 1 >= 2. "
+                f"Got shapes {gram.shape} and {sums.shape} instead."
+            )
+        self._gram, self._sums, self.n_samples = gram, sums, int(n)
+        self.layout = RegressionLayout(q - 1) if layout is None else layout
+        if self.layout.p != q - 1:
+            raise ValueError(
+                f"The 'layout' parameter of ExactStatistic must have p = {q - 1}. Got p = {self.layout.p} instead."
+            )
 
-        Returns
-        -------
-        ndarray of float
-            The values units * 2^exponent, each rounded to the nearest double.
-        """
-        return np.ldexp(self.units.astype(float), self.exponent)
-
-    def with_count(self, n, halve=()):
-        """Return (n, T) with the coordinates ``halve`` of T halved (add/remove layout of Section 5.1).
+    def with_layout(self, layout):
+        """Return the same statistic in other coordinates (neighbours, response square).
 
         Parameters
         ----------
-        n : int
-            The count, prepended.
-        halve : sequence of index arrays
-            Coordinates of T (before the count) to halve: the doubled squares, exactly even.
+        layout : RegressionLayout
+            With the same p.
 
         Returns
         -------
         ExactStatistic
-            The statistic with the count first.
         """
-        units = self.units.copy()
-        for idx in halve:
-            if idx is not None:
-                units[idx] //= 2  # 2 z^2 in units: even, so exact
-        count = np.int64(int(n) << -self.exponent)
-        return ExactStatistic(np.concatenate([[count], units]), self.exponent)
+        return ExactStatistic(self._gram, self._sums, self.n_samples, layout)
+
+    @property
+    def units(self):
+        """ndarray of object: the integers u with T = u 2^-64, in :attr:`layout` order.
+
+        Under add/remove neighbours the count n comes first and the squares are not doubled
+        (the vector (n, T') that :func:`~knorm.models.functional_mechanism` releases).
+        """
+        lay, G, s = self.layout, self._gram, self._sums
+        p, w, one = lay.p, int(lay.square_weight), 1 << GRID_BITS
+        u = np.empty(lay.dim, dtype=object)
+        if lay.count is not None:
+            u[lay.count] = self.n_samples << self.SCALE_BITS
+        j, k = np.array(lay.pairs, dtype=int).reshape(-1, 2).T
+        u[lay.lin] = s[:p] * one
+        u[lay.cross] = G[j, k]
+        u[lay.sq] = G[np.arange(p), np.arange(p)] * w
+        u[lay.y] = s[p] * one
+        u[lay.xy] = G[:p, p]
+        if lay.yy is not None:
+            u[lay.yy] = G[p, p] * w
+        return u
+
+    @property
+    def value(self):
+        """ndarray of float: T, each coordinate the exact value rounded once (to nearest, ties to even)."""
+        # int -> float is correctly rounded in Python; the power-of-two scaling is exact.
+        return np.array([math.ldexp(float(u), -self.SCALE_BITS) for u in self.units])
+
+    def __array__(self, dtype=None, copy=None):
+        """Return :attr:`value`, so that ``np.asarray(exact)`` is the float statistic."""
+        return self.value if dtype is None else self.value.astype(dtype)
 
     def on_lattice(self, spacing):
-        """Return round(T / gamma) gamma exactly (half to even), as exact doubles.
+        """Return T rounded to the lattice ``spacing`` Z^d, computed in integer arithmetic.
 
         Parameters
         ----------
         spacing : array_like of shape (d,)
-            The lattice spacings gamma_j, powers of two.
+            Positive powers of two gamma_j, as ``KNormMechanism.lattice.spacing``.
 
         Returns
         -------
-        ndarray of shape (d,)
-            The rounded statistic.
+        ndarray of float, shape (d,)
+            gamma_j round(T_j / gamma_j), ties to even, exactly: no float rounding comes
+            between the exact T and the lattice point.
 
         Raises
         ------
         ValueError
-            If a spacing is not a power of two, or a rounded value has 2^53 lattice steps or more.
+            If a spacing is not a positive power of two, or a quotient reaches 2^53 (it
+            would not be an exact double).
+
+        Notes
+        -----
+        T_j = u_j 2^-64 and gamma_j = 2^e_j, so T_j / gamma_j = u_j 2^-(64 + e_j): an
+        integer shift (ties to even, as :meth:`knorm.stats.RecordSums.resolve_fixed`).
+        The lattice release of :mod:`knorm.mechanisms.lattice` assumes exactly this
+        rounding of the exact statistic: its slack covers |R(T) - T| <= gamma / 2.
         """
-        gamma = np.broadcast_to(np.asarray(spacing, dtype=float), self.units.shape)
-        out = np.empty(self.units.shape)
-        for j, (u, g) in enumerate(zip(self.units.tolist(), gamma.tolist())):
-            mantissa, e = np.frexp(g)
+        units = self.units
+        gamma = np.asarray(spacing, dtype=float).reshape(-1)
+        if gamma.shape != units.shape:
+            raise ValueError(
+                f"The 'spacing' parameter of ExactStatistic.on_lattice must have shape {units.shape}. "
+                f"Got shape {gamma.shape} instead."
+            )
+        out = np.empty(len(units))
+        for i, (u, g) in enumerate(zip(units, gamma.tolist())):
+            mantissa, exponent = math.frexp(g) if math.isfinite(g) else (0.0, 0)
             if mantissa != 0.5:
-                raise ValueError(f"ExactStatistic.on_lattice: spacings must be powers of two. Got {g!r} instead.")
-            shift = (int(e) - 1) - self.exponent  # gamma = 2^(exponent + shift)
-            if shift <= 0:
-                q = u << -shift
-            else:
-                q, rest = divmod(u, 1 << shift)
-                half = 1 << (shift - 1)
-                q += rest > half or (rest == half and q % 2 == 1)
-            if abs(q) >= 1 << 53:
                 raise ValueError(
-                    f"ExactStatistic.on_lattice: the statistic spans 2^53 or more lattice steps of {g!r}; "
-                    "use a coarser lattice."
+                    "The 'spacing' parameter of ExactStatistic.on_lattice must hold positive powers of two. "
+                    f"Got {g!r} at index {i} instead."
                 )
-            out[j] = q * g
+            shift = self.SCALE_BITS + exponent - 1  # T / gamma = u 2^-shift
+            out[i] = math.ldexp(float(_round_shift(u, shift, i)), exponent - 1)
         return out
 
     def __repr__(self):
-        return f"ExactStatistic(dim={len(self.units)}, unit=2^{self.exponent})"
+        return f"ExactStatistic(p={self.layout.p}, n={self.n_samples}, names={self.layout.names!r})"
 
 
-class RegressionStatistics(NamedTuple):
+def _as_ints(values):
+    """An object array of Python ints (exact whatever their size)."""
+    arr = np.asarray(values, dtype=object)
+    return np.vectorize(int, otypes=[object])(arr) if arr.size else arr
+
+
+def _round_shift(u, shift, index):
+    """round(u 2^-shift), ties to even, refused at 2^53."""
+    if shift <= 0:
+        quotient = u << -shift
+    else:
+        quotient, rest = divmod(u, 1 << shift)  # floor division: rest >= 0
+        half = 1 << (shift - 1)
+        quotient += rest > half or (rest == half and quotient % 2 == 1)
+    if abs(quotient) >= _EXACT_INT:
+        raise ValueError(
+            f"ExactStatistic.on_lattice: coordinate {index} is {abs(quotient)} > 2^53 lattice steps, beyond the exact "
+            "range of a double. Use a coarser lattice_spacing, or sampler='continuous'."
+        )
+    return quotient
+
+
+class _Statistics(NamedTuple):
+    T: np.ndarray
+    n_samples: int
+    n_clipped: int
+
+
+class RegressionStatistics(_Statistics):
     """Output of :func:`sufficient_statistics`, a named tuple ``(T, n_samples, n_clipped)``.
+
+    It unpacks into three values as before; the exact statistic rides along as the
+    attribute ``exact``.
 
     Parameters
     ----------
     T : ndarray of shape (d,)
         The Section 5.1 statistic of the scaled data, in the order of
         :class:`~knorm.sensitivity.RegressionLayout` (squares doubled, so every
-        entry has replace-one sensitivity 2). Not private.
+        entry has replace-one sensitivity 2): ``exact`` rounded once. Not private.
     n_samples : int
         Number of rows n.
     n_clipped : int
         Entries of X and y outside their bounds (clipped before scaling). Not private.
+    exact : ExactStatistic, optional
+        The same statistic held exactly: what :func:`~knorm.models.functional_mechanism`
+        should receive, so that a lattice release rounds T itself, not its float.
     """
 
-    T: np.ndarray
-    n_samples: int
-    n_clipped: int
+    exact: ExactStatistic | None
+
+    def __new__(cls, T, n_samples, n_clipped, exact=None):
+        self = super().__new__(cls, T, n_samples, n_clipped)
+        self.exact = exact  # an attribute, not a field: unpacking still gives three values
+        return self
 
 
 def is_dask_collection(obj):
@@ -196,8 +316,10 @@ def sufficient_statistics(X, y, *, bounds_X, bounds_y):
     RegressionStatistics
         ``(T, n_samples, n_clipped)``: the statistic in
         :class:`~knorm.sensitivity.RegressionLayout` order, n and the number of
-        clipped entries. None of it is private: T is the input of a mechanism
-        (:func:`~knorm.models.functional_mechanism`), not a release.
+        clipped entries, and as attribute ``exact`` the statistic held exactly
+        (:class:`ExactStatistic`). None of it is private: T is the input of a
+        mechanism (:func:`~knorm.models.functional_mechanism`, which should get
+        ``exact``), not a release.
 
     Raises
     ------
@@ -206,6 +328,11 @@ def sufficient_statistics(X, y, *, bounds_X, bounds_y):
 
     Notes
     -----
+    Each scaled record is rounded to the grid 2^-32 and T is summed exactly in integer
+    arithmetic (:class:`ExactStatistic`): the result does not depend on the row order,
+    the block size or the Dask partitioning, bit for bit (the float sums it replaces did;
+    Casacuberta et al. 2022). The rounding moves each scaled value by at most 2^-33.
+
     Dask inputs are reduced block by block (one small partial sum per block,
     then one ``dask.compute``); nothing of size n is brought to the driver. Row
     blocks of X and y must line up: Dask arrays are rechunked so that they do,
@@ -213,7 +340,9 @@ def sufficient_statistics(X, y, *, bounds_X, bounds_y):
 
     References
     ----------
-    Paper Section 5.1 (the statistic T and its rescaling to sensitivity 2).
+    Paper Section 5.1 (the statistic T and its rescaling to sensitivity 2). Casacuberta,
+    Shoemate, Vadhan & Wagaman (2022), "Widespread underestimation of sensitivity in
+    differentially private libraries and how to fix it", ACM CCS.
 
     Examples
     --------
@@ -238,67 +367,74 @@ def _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner):
     """T, n and clip count for validated bounds (dispatch on the input type)."""
     lo = np.concatenate([lo_x, lo_y])
     hi = np.concatenate([hi_x, hi_y])
-    exact, n, n_clipped = exact_statistic(X, y, lo, hi, owner)
-    return RegressionStatistics(exact.to_float(), int(n), int(n_clipped))
-
-
-def exact_statistic(X, y, lo, hi, owner, *, response_square=False):
-    """Return (ExactStatistic T, n, n_clipped) for the box [lo, hi] of (x, y) (replace-one layout).
-
-    X and y may be numpy, pandas or Dask; ``response_square`` adds sum 2 y'^2
-    (``statistic='gram'``).
-    """
     if is_dask_collection(X) or is_dask_collection(y):
-        G, s, n, n_clipped = _dask_partials(X, y, lo, hi, owner)
+        exact, n_clipped = _dask_partials(X, y, lo, hi, owner)
     else:
         X, y = _as_numpy(X, y, len(lo) - 1, owner)
-        G, s, n, n_clipped = _numpy_partials(X, y, lo, hi, owner)
-    if n > MAX_RECORDS:
-        raise ValueError(
-            f"{owner}: {n} records exceed the {MAX_RECORDS} that the exact int64 sums can hold. "
-            "Fit on a sample, or release parts separately."
-        )
-    return _exact_layout(RegressionLayout(len(s) - 1, response_square=response_square), G, s), n, n_clipped
+        exact, n_clipped = _numpy_partials(X, y, lo, hi, owner)
+    return RegressionStatistics(exact.value, exact.n_samples, int(n_clipped), exact)
 
 
-def _exact_layout(layout, G, s):
-    """:meth:`RegressionLayout.from_gram` in integer units of 2^-2B (replace-one layout, no count)."""
-    p, B = layout.p, GRID_BITS
-    T = np.empty(layout.dim, dtype=np.int64)
-    T[layout.lin] = s[:p] << B
-    j, k = np.array(layout.pairs, dtype=int).reshape(-1, 2).T
-    T[layout.cross] = G[j, k]
-    w = int(layout.square_weight)
-    T[layout.sq] = w * np.diag(G)[:p]
-    T[layout.y] = s[p] << B
-    T[layout.xy] = G[:p, p]
-    if layout.yy is not None:
-        T[layout.yy] = w * G[p, p]
-    return ExactStatistic(T, -2 * B)
+def _limb_gram(Xb, yb, lo, hi):
+    """(limb Gram matrix as exact floats, n_clipped, n_nonfinite) of a block of at most 2^20 rows.
+
+    Variables are laid out one per row (shape (p + 1, m)): elementwise steps then run
+    over long contiguous rows, and the Gram product K K' is one BLAS call. K stacks the
+    high limbs, the low limbs and a row of ones, so K K' holds every limb product and
+    every limb sum, all exact integers below 2^52 (see ExactStatistic, Notes).
+    """
+    m, q = len(yb), len(lo)
+    Zt = np.empty((q, m))
+    Zt[:-1] = Xb.T
+    Zt[-1] = yb
+    finite = np.isfinite(Zt)
+    bad = Zt.size - int(np.count_nonzero(finite))
+    if bad:
+        Zt[~finite] = 0.0  # reported by the caller; keeps the sums finite
+    z, n_clipped = to_unit_box(Zt, lo[:, None], hi[:, None])
+    K = np.empty((2 * q + 1, m))
+    high, low = K[:q], K[q : 2 * q]
+    np.multiply(z, 2.0**GRID_BITS, out=low)  # exact: a power of two
+    np.rint(low, out=low)  # the record on the grid 2^-32, ties to even
+    np.clip(low, -(2.0**GRID_BITS), 2.0**GRID_BITS, out=low)  # a guard: to_unit_box keeps z in [-1, 1]
+    np.multiply(low, 2.0**-_LIMB_BITS, out=high)
+    np.rint(high, out=high)
+    np.multiply(high, 2.0**_LIMB_BITS, out=z)
+    low -= z  # v 2^32 = high 2^16 + low, |low| <= 2^15: exact integer arithmetic
+    K[2 * q] = 1.0
+    return K @ K.T, n_clipped, bad
 
 
 def _block_partials(Xb, yb, lo, hi):
-    """(G, s, n, n_clipped, n_nonfinite) of one row block; G and s in int64 units of 2^-2B and 2^-B."""
+    """(limb Gram matrix as Python ints, n, n_clipped, n_nonfinite) of one row block of any size.
+
+    Sub-blocks of at most 2^20 rows are exact in binary64; they are added as Python ints.
+    """
     Xb = np.asarray(Xb, dtype=float)
     yb = np.asarray(yb, dtype=float).reshape(-1)
     if len(Xb) != len(yb):
         raise ValueError(f"Row blocks of X and y must line up. Got blocks of {len(Xb)} and {len(yb)} rows instead.")
-    Z = np.empty((len(yb), len(lo)))
-    Z[:, :-1] = Xb.reshape(len(yb), -1)
-    Z[:, -1] = yb
-    bad = int(np.count_nonzero(~np.isfinite(Z)))
-    if bad:
-        Z[~np.isfinite(Z)] = 0.0  # reported by the caller; keeps the sums finite
-    Z, n_clipped = to_unit_box(Z, lo, hi)
-    # Each record rounded to the grid 2^-B of [-1, 1]: integers K with |K| <= 2^B.
-    K = np.clip(np.rint(np.ldexp(Z, GRID_BITS)), -(1 << GRID_BITS), 1 << GRID_BITS)
-    G = np.zeros((K.shape[1], K.shape[1]), dtype=np.int64)
-    s = np.zeros(K.shape[1], dtype=np.int64)
-    for start in range(0, len(K), _EXACT_ROWS):
-        part = K[start : start + _EXACT_ROWS]
-        G += (part.T @ part).astype(np.int64)  # integers below 2^53: exact in any summation order
-        s += part.sum(axis=0).astype(np.int64)
-    return G, s, len(Z), n_clipped, bad
+    Xb = Xb.reshape(len(yb), -1)
+    q = len(lo)
+    total = np.zeros((2 * q + 1, 2 * q + 1), dtype=object)
+    n_clipped = n_bad = 0
+    rows = min(_BLOCK_ROWS, _EXACT_ROWS)
+    for start in range(0, len(yb), rows):
+        G, c, b = _limb_gram(Xb[start : start + rows], yb[start : start + rows], lo, hi)
+        total = total + G.astype(np.int64).astype(object)  # exact: integers below 2^52
+        n_clipped += c
+        n_bad += b
+    return total, len(yb), n_clipped, n_bad
+
+
+def _from_limbs(total, q):
+    """ExactStatistic from the summed limb Gram matrix [high, low, 1] [high, low, 1]'."""
+    hh, hl, ll = total[:q, :q], total[:q, q : 2 * q], total[q : 2 * q, q : 2 * q]
+    s_high, s_low = total[2 * q, :q], total[2 * q, q : 2 * q]
+    # v = (high 2^16 + low) 2^-32: v v' = (hh 2^32 + (hl + lh) 2^16 + ll) 2^-64.
+    gram = hh * (1 << (2 * _LIMB_BITS)) + (hl + hl.T) * (1 << _LIMB_BITS) + ll
+    sums = s_high * (1 << _LIMB_BITS) + s_low
+    return ExactStatistic(gram, sums, int(total[2 * q, 2 * q]))
 
 
 def _check_finite(n_nonfinite, owner):
@@ -310,17 +446,10 @@ def _check_finite(n_nonfinite, owner):
 
 
 def _numpy_partials(X, y, lo, hi, owner):
-    m = len(lo)
-    G, s = np.zeros((m, m), dtype=np.int64), np.zeros(m, dtype=np.int64)
-    n_clipped = n_bad = 0
-    for start in range(0, len(X), _BLOCK_ROWS):
-        g, t, _, c, b = _block_partials(X[start : start + _BLOCK_ROWS], y[start : start + _BLOCK_ROWS], lo, hi)
-        G += g
-        s += t
-        n_clipped += c
-        n_bad += b
+    """(ExactStatistic, n_clipped) of numpy X, y (blocks of bounded memory)."""
+    total, _, n_clipped, n_bad = _block_partials(X, y, lo, hi)
     _check_finite(n_bad, owner)
-    return G, s, len(X), n_clipped
+    return _from_limbs(total, len(lo)), n_clipped
 
 
 def _as_numpy(X, y, p, owner):
@@ -375,16 +504,21 @@ def _dask_blocks(X, y, owner):
 
 
 def _dask_partials(X, y, lo, hi, owner):
+    """(ExactStatistic, n_clipped) of Dask X, y: integer partial sums per block, added on the driver."""
     import dask
 
     parts = [dask.delayed(_block_partials)(xb, yb, lo, hi) for xb, yb in _dask_blocks(X, y, owner)]
-    total = dask.delayed(_sum_partials)(parts)
-    G, s, n, n_clipped, n_bad = dask.compute(total)[0]
+    total = dask.delayed(_sum_partials)(parts, len(lo))
+    G, n, n_clipped, n_bad = dask.compute(total)[0]
     _check_finite(n_bad, owner)
-    return G, s, n, n_clipped
+    exact = _from_limbs(G, len(lo))
+    if exact.n_samples != n:  # the ones row counts the rows: a consistency check
+        raise RuntimeError(f"{owner}: {exact.n_samples} rows summed but {n} seen.")
+    return exact, n_clipped
 
 
-def _sum_partials(parts):
-    G = sum(p[0] for p in parts)
-    s = sum(p[1] for p in parts)
-    return G, s, sum(p[2] for p in parts), sum(p[3] for p in parts), sum(p[4] for p in parts)
+def _sum_partials(parts, q):
+    G = np.zeros((2 * q + 1, 2 * q + 1), dtype=object)
+    for part in parts:
+        G = G + part[0]  # Python ints: exact in any order
+    return G, sum(p[1] for p in parts), sum(p[2] for p in parts), sum(p[3] for p in parts)
