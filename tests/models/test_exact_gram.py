@@ -30,14 +30,25 @@ ONE = 2**GRID_BITS
 def adversarial(n, p=2, seed=SEED):
     """Huge and tiny values interleaved (Casacuberta et al. 2022), in the box [-1, 1]^(p+1).
 
-    Huge: +-(1 - u), u < 2^-20; tiny: below 2^-20 in magnitude, and some values off the
+    Huge: +-(1 - u), u < 2^-10 (high limbs odd or even); tiny: below 2^-20 in magnitude, and values off the
     grid 2^-32, so that the rounding to the grid is exercised too.
     """
     rng = np.random.default_rng(seed)
-    huge = rng.choice([-1.0, 1.0], size=(n, p + 1)) * (1 - rng.uniform(0, 2.0**-20, size=(n, p + 1)))
+    huge = rng.choice([-1.0, 1.0], size=(n, p + 1)) * (1 - rng.uniform(0, 2.0**-10, size=(n, p + 1)))
     tiny = rng.uniform(-1, 1, size=(n, p + 1)) * 2.0**-20
     Z = np.where((np.arange(n)[:, None] + np.arange(p + 1)) % 2 == 0, huge, tiny)
     return Z[:, :p], Z[:, p]
+
+
+def huge_n_data(reps):
+    """A base block of 2^12 adversarial rows with x huge in every row, repeated ``reps`` times.
+
+    Returns X, y and the exact T of all rows: reps times that of the base block, in fractions.
+    """
+    base_X, base_y = adversarial(1 << 12, p=1, seed=SEED + 2)
+    base_X[:, 0] = np.where(np.abs(base_X[:, 0]) > 0.5, base_X[:, 0], 1 - base_X[:, 0])
+    reference = [r * reps for r in exact_reference(base_X, base_y, -np.ones(2), np.ones(2))]
+    return np.tile(base_X, (reps, 1)), np.tile(base_y, reps), reference
 
 
 def orders(X, seed=SEED):
@@ -123,12 +134,10 @@ def test_general_bounds_match_the_fraction_reference():
 def test_huge_n_is_exact_where_float_sums_are_not(monkeypatch):
     # n = 2^22 rows: a base block of 2^12 adversarial rows repeated 2^10 times, in three orders.
     # The exact T is 2^10 times that of the base block (computed in fractions). Float sums of
-    # the same rows differ between the orders (checked: the test can fail); with blocks
-    # capped at 2^20 rows even a block size of 2^23 stays exact (the limbs' sums stay < 2^53).
-    base_X, base_y = adversarial(1 << 12, p=1, seed=SEED + 2)
-    reps = 1 << 10
-    reference = [r * reps for r in exact_reference(base_X, base_y, -np.ones(2), np.ones(2))]
-    X, y = np.tile(base_X, (reps, 1)), np.tile(base_y, reps)
+    # the same rows differ between the orders (checked: the test can fail). Sum x^2 is ~2^54 in
+    # units of 2^-64 (odd high limbs): a block of all 2^22 rows would round it, but blocks are
+    # capped at 2^20 rows, so even _BLOCK_ROWS = 2^23 stays exact.
+    X, y, reference = huge_n_data(1 << 10)
     by_size = np.argsort(np.abs(X[:, 0]), kind="stable")
     floats = []
     for o in (slice(None), by_size, by_size[::-1]):
@@ -137,17 +146,15 @@ def test_huge_n_is_exact_where_float_sums_are_not(monkeypatch):
         assert as_fractions(stats(Xo, yo).exact) == reference
     assert not all(np.array_equal(floats[0], f) for f in floats[1:])
     monkeypatch.setattr(suff, "_BLOCK_ROWS", 1 << 23)
-    assert as_fractions(stats(X[by_size], y[by_size]).exact) == reference
+    assert as_fractions(stats(X, y).exact) == reference  # one 2^22-row block would err here by 2^-22
 
 
 def test_huge_n_on_dask_with_chunks_beyond_the_exact_block():
-    # Dask chunks of 1.1 million rows (> 2^20) are split into exact sub-blocks inside the task.
+    # Dask chunks of 2.5 million rows (> 2^21: sum x^2 would pass 2^53 in one BLAS call) are
+    # split into exact sub-blocks inside the task.
     da = pytest.importorskip("dask.array")
-    base_X, base_y = adversarial(1 << 12, p=1, seed=SEED + 2)
-    reps = 1 << 9
-    reference = [r * reps for r in exact_reference(base_X, base_y, -np.ones(2), np.ones(2))]
-    X, y = np.tile(base_X, (reps, 1)), np.tile(base_y, reps)
-    for chunks in (1_100_000, 1 << 16):
+    X, y, reference = huge_n_data(1 << 10)
+    for chunks in (2_500_000, 1 << 18):
         got = stats(da.from_array(X, chunks=(chunks, 1)), da.from_array(y, chunks=chunks)).exact
         assert as_fractions(got) == reference
 

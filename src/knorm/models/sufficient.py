@@ -54,9 +54,9 @@ class ExactStatistic:
     Parameters
     ----------
     gram : ndarray of object (Python int), shape (p + 1, p + 1)
-        sum_i v_i v_i' in units of 2^-64, v_i the grid-rounded scaled record.
+        The Gram matrix sum_i v_i v_i' in units of 2^-64, v_i the grid-rounded scaled record.
     sums : ndarray of object (Python int), shape (p + 1,)
-        sum_i v_i in units of 2^-32.
+        The sums sum_i v_i in units of 2^-32.
     n : int
         Number of records.
     layout : RegressionLayout, optional
@@ -135,12 +135,13 @@ class ExactStatistic:
         Returns
         -------
         ExactStatistic
+            The same sums, released in the coordinates of ``layout``.
         """
         return ExactStatistic(self._gram, self._sums, self.n_samples, layout)
 
     @property
     def units(self):
-        """ndarray of object: the integers u with T = u 2^-64, in :attr:`layout` order.
+        """Return the integers u with T = u 2^-64, in :attr:`layout` order (object ndarray).
 
         Under add/remove neighbours the count n comes first and the squares are not doubled
         (the vector (n, T') that :func:`~knorm.models.functional_mechanism` releases).
@@ -162,7 +163,7 @@ class ExactStatistic:
 
     @property
     def value(self):
-        """ndarray of float: T, each coordinate the exact value rounded once (to nearest, ties to even)."""
+        """Return T as floats: each coordinate the exact value rounded once (to nearest, ties to even)."""
         # int -> float is correctly rounded in Python; the power-of-two scaling is exact.
         return np.array([math.ldexp(float(u), -self.SCALE_BITS) for u in self.units])
 
@@ -181,8 +182,8 @@ class ExactStatistic:
         Returns
         -------
         ndarray of float, shape (d,)
-            gamma_j round(T_j / gamma_j), ties to even, exactly: no float rounding comes
-            between the exact T and the lattice point.
+            The lattice point gamma_j round(T_j / gamma_j), ties to even, exactly: no float
+            rounding comes between the exact T and the lattice point.
 
         Raises
         ------
