@@ -88,10 +88,10 @@ def _library_balls(quick):
     x = np.clip(rng.normal(4, 2, 2000), 0, 10)
     X3 = rng.uniform(0, 1, size=(2000, 3))
     out = [
-        ("l1 (d = 5)", LpBall(5, 1), 1.0),
-        ("l_inf (d = 5)", LpBall(5, np.inf), 1.0),
-        ("l_inf (d = 26)", LpBall(26, np.inf), 1.0),
-        ("K_3 (paper Section 3)", k3_ball(), 1.0),
+        ("l1 (d = 5)", LpBall(5, 1), 1.0, False),
+        ("l_inf (d = 5)", LpBall(5, np.inf), 1.0, False),
+        ("l_inf (d = 26)", LpBall(26, np.inf), 1.0, False),
+        ("K_3 (paper Section 3)", k3_ball(), 1.0, False),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fixed seeds without an accountant: this is a benchmark
@@ -107,7 +107,8 @@ def _library_balls(quick):
         releases["LinearRegression (p = 5): split ball"] = fit.fit(Xr, Xr.sum(axis=1)).release_
     for label, r in releases.items():
         r = r.parent if getattr(r, "parent", None) is not None else r  # the one noisy release
-        out.append((label, r.ball, r.sensitivity))
+        counts = "histogram" in label  # integer counts, declared on the lattice Z^m (no rounding)
+        out.append((label, r.ball, r.sensitivity, counts))
     return out
 
 
@@ -116,22 +117,28 @@ def _release_table(config):
 
     n = 4_000 if config.quick else 1_000_000
     rows = []
-    for label, ball, sens in _library_balls(config.quick):
-        lat = KNormMechanism(ball, sens, 1.0)
+    for label, ball, sens, counts in _library_balls(config.quick):
+        options = dict(lattice_spacing=1.0, on_lattice=True) if counts else {}
+        lat = KNormMechanism(ball, sens, 1.0, **options)
         con = KNormMechanism(ball, sens, 1.0, sampler="continuous")
         if lat.lattice is None:
             rows.append([label, ball.dim, "—", "—", "—", "—", "—", "—", "no lattice sampler (continuous, with caveat)"])
             continue
         gamma = lat.lattice.spacing
-        T = gamma * (np.random.default_rng(7).uniform(-50, 50, ball.dim) + 0.37)  # off the lattice
+        T = gamma * (np.random.default_rng(7).integers(-50, 50, ball.dim) + (0.0 if counts else 0.37))  # off it
+        # As many draws as about 20 s of the slower (lattice) sampler allow, up to n.
+        t0 = time.perf_counter()
+        lat.release(np.tile(T, (2000, 1)), rng=config.rng("lattice-utility-pilot", label))
+        per_draw = (time.perf_counter() - t0) / 2000
+        n_case = int(min(n, max(20_000, (2.0 if config.quick else 20.0) / per_draw)))
         errs = {}
         for name, mech in (("lattice", lat), ("continuous", con)):
             t0 = time.perf_counter()
             gen = config.rng("lattice-utility", label, name)
             chunk = max(1, (1 << 21) // ball.dim)  # bounded memory: ~16 MB per array
             parts = []
-            for start in range(0, n, chunk):
-                rows_ = min(chunk, n - start)
+            for start in range(0, n_case, chunk):
+                rows_ = min(chunk, n_case - start)
                 value = np.asarray(mech.release(np.tile(T, (rows_, 1)), rng=gen).value)
                 parts.append(np.linalg.norm(value - T, axis=1))
             errs[name] = np.concatenate(parts)
@@ -187,7 +194,7 @@ def _estimator_table(config):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for i in range(count):
-                    est = make(name, 1_000_003 * i + (name == "continuous"))
+                    est = make(name, 2 * i + (name == "continuous"))  # distinct seeds per fit and sampler
                     e[i] = np.linalg.norm(np.r_[est.intercept_, np.ravel(est.coef_)] - ref)
             errs[name] = e
             config.log(f"  {label} {name}: {time.perf_counter() - t0:.1f} s")
@@ -209,7 +216,7 @@ lattice noise for Delta~ = Delta + s(gamma), with the spacing chosen so that the
 most 1% of Delta; so its noise is at most 1% larger in scale, and the rounding adds at most gamma/2
 per coordinate.
 
-**Releases** ({n} draws per sampler through `KNormMechanism.release`, eps = 1, at a fixed T off the
+**Releases** (up to {n} draws per sampler, as many as about 20 s of the lattice sampler allow, through `KNormMechanism.release`, eps = 1, at a fixed T off the
 lattice; error ||release - T||_2). The balls and certified sensitivities are those of real releases:
 `stats.var`, `stats.covariance`, `stats.histogram` and the default `LinearRegression`.
 
