@@ -402,3 +402,21 @@ def test_init_stores_parameters_untouched():
     X = np.random.default_rng(0).uniform([0, 1], [1, 2], size=(100, 2))
     reg.fit(X, X.sum(axis=1) / 3)
     assert reg.bounds_X is bx and reg.epsilon == 2 and reg.norm == "auto"
+
+
+def test_release_does_not_depend_on_the_row_order():
+    # The statistic is summed exactly (Casacuberta et al. 2022: float sums depend on the order),
+    # so a fit on permuted rows releases the same vector, bit for bit: without noise (where the
+    # float sums of the old computation differed in their last bits) and with the same seed.
+    rng = np.random.default_rng(SEED)
+    X, y = simulate(rng, 5000)
+    kw = dict(norm="linf", bounds_X=(-1, 1), bounds_y=BOUNDS_Y_SIM, random_state=5)
+    order = np.argsort(-np.abs(y))  # large responses first, then small ones
+    with nonprivate():
+        a = LinearRegression(**kw).fit(X, y)
+        b = LinearRegression(**kw).fit(X[order], y[order])
+    assert np.array_equal(a.statistic_noisy_, b.statistic_noisy_)
+    a = LinearRegression(**kw).fit(X, y)
+    b = LinearRegression(**kw).fit(X[order], y[order])
+    assert np.array_equal(a.statistic_noisy_, b.statistic_noisy_) and np.array_equal(a.coef_, b.coef_)
+    assert a.release_.sampler.startswith("lattice") and "T summed exactly" in a.release_.sampler

@@ -37,7 +37,7 @@ _LIMB_BITS = 16
 # Largest block whose limb Gram matrix binary64 computes exactly: 2^20 products of at
 # most 2^32 sum to at most 2^52 < 2^53 in any order.
 _EXACT_ROWS = 1 << 20
-# Rows per block: bounds the temporaries (about 4 MB per column) and stays <= _EXACT_ROWS.
+# Rows per block: bounds the temporaries (1 MB per variable and buffer, about 4 (p + 1) MB in all).
 _BLOCK_ROWS = 1 << 17
 # The value of a float exactly representable as an integer (2^53).
 _EXACT_INT = 1 << 53
@@ -78,9 +78,10 @@ class ExactStatistic:
     lies in [-1, 1]^(p+1) too. That is a deterministic map of each record into the
     declared domain, so T of the rounded records differs between neighbours by a point of
     S_T (paper Section 5.1): no computation error enters the privacy argument, and T
-    (not an approximation of it) is what the lattice release rounds (errata item 3 reads
-    K_T on S_T). The rounding moves each z by at most 2^-33, a bias of at most
-    n 2^-33 (2 + 2^-32) on an entry of T, far below any privacy noise.
+    itself (not a float approximation of it) is what the lattice release rounds
+    (:mod:`knorm.mechanisms.lattice`). The rounding moves each z by at most 2^-33, so a
+    product v_j v_k by at most 2^-32 + 2^-66: a bias of at most n (2^-32 + 2^-66) on an
+    entry of T (twice that on a doubled square), far below any privacy noise.
 
     The limbs are integers below 2^16 in magnitude, so each of their products is an
     integer of at most 2^32 and every partial sum of a block of at most 2^20 rows an
@@ -91,8 +92,8 @@ class ExactStatistic:
 
     References
     ----------
-    Paper Section 5.1 (the statistic T, its rescaling to [-1, 1] and to sensitivity 2);
-    errata item 3. Casacuberta, Shoemate, Vadhan & Wagaman (2022), "Widespread
+    Paper Section 5.1 (the statistic T, its rescaling to [-1, 1] and to sensitivity 2).
+    Casacuberta, Shoemate, Vadhan & Wagaman (2022), "Widespread
     underestimation of sensitivity in differentially private libraries and how to fix
     it", ACM CCS.
 
