@@ -302,6 +302,9 @@ def test_mean_focus_mean_is_the_laplace_mechanism_of_the_mean_at_full_epsilon(me
     # lattice (spacing 2^-11 r / n, slack <= 0.1% of Delta) is far below what 1,000 draws resolve.
     x, releases = mean_focus_releases
     b = 10 / (len(x) * 0.7)
+    # Exactly: unit Laplace scale Delta~ / eps on sum u (Delta~ = 1 + slack <= 1.001), and mean = c + r sum u / n.
+    assert 1 / 0.7 <= releases[0].parent.noise_scale <= 1.001 / 0.7
+    assert releases[0].transform.width == 10.0 and releases[0].transform.centre == 5.0
     errors = np.array([r.value[0] for r in releases]) - x.mean()
     assert stats.kstest(errors, stats.laplace(scale=b).cdf).pvalue > ALPHA
     # The median error is that of Laplace, ln 2 b: half the errors below it (binomial, rate ~6e-5).
