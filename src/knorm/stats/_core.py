@@ -84,6 +84,16 @@ def standard_box(lo, hi):
     numbers, which is what the certified balls of the standardised statistics assume: c and
     a are rounded, so a is raised ulp by ulp until the containment holds in exact rational
     arithmetic (usually at once: for bounds such as (0, 10) both are exact).
+
+    Parameters
+    ----------
+    lo, hi : array_like of shape (p,)
+        The declared bounds (lo < hi).
+
+    Returns
+    -------
+    c, a : ndarray of shape (p,)
+        The centre and the half-width.
     """
     lo, hi = np.atleast_1d(np.asarray(lo, dtype=float)), np.atleast_1d(np.asarray(hi, dtype=float))
     c = lo / 2.0 + hi / 2.0  # no overflow for huge bounds

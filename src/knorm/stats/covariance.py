@@ -188,7 +188,7 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
         # magnitudes 8 make RecordSums' per-record allowance 2^-53 x magnitude cover them.
         mag = np.full(p, 8.0)
         box = (tuple([-1.0] * p), tuple([1.0] * p))
-        key = ("mean_and_covariance", "standardised", p)
+        key: tuple = ("mean_and_covariance", "standardised", p)
     else:
         mag = np.maximum(np.abs(lo), np.abs(hi))
         box = (tuple(lo.tolist()), tuple(hi.tolist()))

@@ -683,13 +683,15 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     eps (and no K-norm mechanism does better for the mean: any certified ball contains
     (+-r, 0), its sections are concave, and the tent of the l1 ball minimises the variance
     of the first coordinate), while the variance gets (z_2 + 2 (m - mean) z_1 / r) r^2 /
-    (n eps) to first order, z_1, z_2 standard Laplace. Against the composition of Laplace
-    mechanisms at eps / 2 each (diffprivlib's ``tools.mean`` and ``tools.var``), the mean
-    then needs 0.5x its epsilon for the same error and the variance
-    median|z_2 + k z_1| / (2 ln 2) x, k = 2 (m - mean) / r: 0.50 at k = 0, 0.53 at
-    k = 0.2, 0.63 at k = 0.5, 0.83 at k = 1 (closed form of the law of a sum of two
-    Laplaces). The default hull does better on the variance (about 0.1 - 0.3x) and worse
-    on the mean (0.70x: its marginal on sum x has median |V_1| = 0.965 r / eps against
+    (n eps) to first order, z_1, z_2 standard Laplace. Against Laplace mechanisms at
+    eps / 2 each, the mean then needs 0.5x their epsilon for the same error, and the
+    variance median|z_2 + k z_1| / (2 ln 2) x, k = 2 (m - mean) / r: 0.50 at k = 0, 0.53
+    at k = 0.2, 0.63 at k = 0.5, 0.83 at k = 1 (closed form of the law of a sum of two
+    Laplaces). Against diffprivlib (``tools.mean`` and ``tools.var`` at eps / 2; its
+    variance noise has scale 1.78x that of Laplace, from LaplaceBoundedDomain on
+    [0, inf)), measured on N(4, 2^2) clipped to [0, 10], n = 2,000, eps = 1, medians of
+    4,000 releases: 0.50 for the mean and 0.30 for the variance, against 0.69 and 0.13 for
+    the default hull (its marginal on sum x has median |V_1| = 0.965 r / eps, against
     ln 2 r / eps). The hull stays the default: it is volume-optimal for the pair (paper
     Theorem "Entropy Ordering"); 'mean' is the other end of the trade-off. The lattice
     rounding takes at most 0.1% of Delta here. ``gain`` is 1: in the standardised
