@@ -7,7 +7,7 @@ from scipy.spatial import ConvexHull
 import knorm.stats as dp
 from knorm.stats.covariance import second_moment_ball
 from tests.settings import SEED
-from tests.stats._helpers import container, grid_records, noiseless, record_values, sensitivity_space
+from tests.stats._helpers import container, grid_records, noiseless, record_values, sensitivity_space, worst_pair
 
 BOUNDS = ([-1.0, 0.0, 2.0], [1.0, 5.0, 3.0])
 
@@ -42,15 +42,53 @@ def test_raw_release_holds_the_sums_of_x_xx_and_x2(X):
     assert parent.names[:4] == ("n", "sum x1", "sum x2", "sum x3") and parent.names[-1] == "sum x3^2"
 
 
+def _moments_of_records(records):
+    """(x_j, x_j x_k for j < k, x_j^2) per record, computed directly (the statistic in x units)."""
+    p = records.shape[1]
+    pairs = [(j, k) for j in range(p) for k in range(j + 1, p)]
+    return np.column_stack([records, *[records[:, j] * records[:, k] for j, k in pairs], records**2])
+
+
 def test_second_moment_ball_contains_the_sensitivity_space_of_three_columns():
     # Brute force over record pairs of a 3-level grid of the box (its corners and centres).
     records = grid_records(*BOUNDS, 3)
-    values = record_values(dp.mean_and_covariance, records, bounds=BOUNDS, epsilon=1.0)
-    u = sensitivity_space(values, "replace")
+    u = sensitivity_space(_moments_of_records(records), "replace")
     ball = second_moment_ball(*map(np.asarray, BOUNDS))
     norms = np.asarray(ball.norm(u))
     assert norms.max() <= 1 + 1e-9
     assert norms.max() == pytest.approx(1.0)  # attained: the K_2 corner of one column at 2 e_1
+    # The released (standardised) coordinates: the release's own ball and Delta, same brute force.
+    values = record_values(dp.mean_and_covariance, records, bounds=BOUNDS, epsilon=1.0)
+    assert worst_pair(dp.mean_and_covariance(records, BOUNDS, epsilon=1.0, rng=SEED), values, "replace")[0] == (
+        pytest.approx(1.0)
+    )
+
+
+def test_standardised_release_is_the_image_ball_mechanism_in_x_units():
+    # Sums of x = n c + S (sums of z) for the linear map S of z -> (x, xx, x^2) differences; the
+    # mechanism is equivariant, so S (released ball) must be the image ball of x exactly.
+    lo, hi = np.array([0.0, -1.0, 32.0]), np.array([10.0, 3.0, 42.0])
+    c, a = (lo + hi) / 2, (hi - lo) / 2
+    z = np.random.default_rng(SEED).uniform(-1, 1, size=(40, 3))
+    S = np.linalg.lstsq(
+        (_moments_of_records(z)[1:] - _moments_of_records(z)[:1]),
+        (_moments_of_records(c + a * z)[1:] - _moments_of_records(c + a * z)[:1]),
+        rcond=None,
+    )[0].T
+    release = dp.mean_and_covariance(c + a * z, (lo, hi), epsilon=1.0, rng=SEED)
+    np.testing.assert_allclose(S @ release.parent.ball.matrix, second_moment_ball(lo, hi).matrix, atol=1e-9)
+    assert release.parent.names[:3] == ("sum z1", "sum z2", "sum z3")
+
+
+@pytest.mark.parametrize("p", [4, 5])
+def test_four_and_five_columns_stay_on_the_exact_lattice(p):
+    # Before the columns were standardised, the sheared image ball's lattice sampler accepted
+    # about 1e-5 of its proposals with bounds (0, 10), and the release fell back to binary64.
+    X = np.random.default_rng(SEED).uniform(0, 10, size=(50, p))
+    parent = dp.mean_and_covariance(X, (0, 10), epsilon=1.0, rng=SEED).parent
+    assert parent.ball_name == "image of K_T (second moments)"
+    assert parent.sampler.startswith("lattice, exact") and parent.lattice_spacing is not None
+    assert "first in the volume order" not in parent.sampler  # no switch: the volume-best ball itself
 
 
 def test_second_moment_ball_is_an_outer_ball_of_the_hull_within_a_stated_factor():

@@ -6,19 +6,20 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.spatial import ConvexHull
 
 import knorm.stats as dp
 from knorm import PrivacyAccountant
 from knorm.accounting import SeedReuseError
 from knorm.exceptions import ClippingWarning
-from knorm.geometry import LinearImage
+from knorm.geometry import LinearImage, LpBall
 from knorm.mechanisms import Release
 from knorm.noise import KNormNoise
-from knorm.stats._core import clip_count
+from knorm.stats._core import clip_count, publish
 from knorm.stats._transforms import VarianceFromMoments
 from knorm.stats.summaries import _linear_space
-from tests.settings import SEED, Z_MAX
+from tests.settings import ALPHA, SEED, Z_MAX
 from tests.stats._helpers import CONTAINERS, container, noiseless, root
 
 NEIGHBOURS = ["replace", "add_remove"]
@@ -246,3 +247,111 @@ def test_variance_rmse_of_the_issue_is_at_the_hull_level():
     assert abs(squared.mean() - expected.mean()) <= Z_MAX * expected.std() / math.sqrt(200)
     rmse = math.sqrt(squared.mean())
     assert 0.004 < rmse < 0.0083 < 0.048
+
+
+# -- focus='mean': the unit l1 ball of the standardised moments --------------------------------
+def _standardised_space(lo, hi, centre, levels=401):
+    """Points (d, d (u + v)) of S_T of (sum u, sum u^2), u = (x - centre) / (hi - lo), over a grid of pairs."""
+    u = (np.linspace(lo, hi, levels) - centre) / (hi - lo)
+    return np.stack(np.broadcast_arrays(u[:, None] - u, u[:, None] ** 2 - u**2), axis=-1).reshape(-1, 2)
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 10.0), (-3.3, 7.1), (100.0, 101.0)])
+def test_mean_focus_l1_ball_contains_the_sensitivity_space_and_the_centre_must_be_the_midpoint(lo, hi):
+    # Brute force over 401^2 record pairs: S_T lies in the unit l1 ball, and the pair (lo, hi) reaches it.
+    norms = np.abs(_standardised_space(lo, hi, (lo + hi) / 2)).sum(axis=1)
+    assert norms.max() <= 1 + 1e-12 and norms.max() == pytest.approx(1.0, abs=1e-12)
+    # Any other centre breaks the bound at the pair (lo, hi): the l1 norm is 1 + 2 |m - c| / r.
+    off = np.abs(_standardised_space(lo, hi, (lo + hi) / 2 + 0.01 * (hi - lo))).sum(axis=1)
+    assert off.max() == pytest.approx(1.02, rel=1e-9)
+    # The release uses that ball with Delta = 1, exactly, on its own raw coordinates.
+    x = np.linspace(lo, hi, 30)
+    parent = dp.var(x, (lo, hi), epsilon=1.0, focus="mean", rng=SEED).parent
+    assert parent.ball_name == "l1 of standardised (x, x^2)" and parent.sensitivity.value == 1.0
+    assert parent.sensitivity.kind == "exact" and parent.names == ("sum u", "sum u^2")
+    # In (sum x, sum x^2) it is the parallelogram L B_1, L = [[r, 0], [2 m r, r^2]]: S_T of (x, x^2) inside.
+    r, m = hi - lo, (lo + hi) / 2
+    grid = np.linspace(lo, hi, 201)
+    s = np.stack(np.broadcast_arrays(grid[:, None] - grid, grid[:, None] ** 2 - grid**2), axis=-1).reshape(-1, 2)
+    image = LinearImage(LpBall(2, 1), [[r, 0.0], [2 * m * r, r * r]])
+    assert np.asarray(image.norm(s)).max() <= 1 + 1e-9
+
+
+def test_mean_focus_values_equal_numpy_without_noise():
+    x = np.random.default_rng(SEED).uniform(-3.3, 7.1, 500)
+    var = noiseless(dp.var, x, (-3.3, 7.1), epsilon=1.0, focus="mean", ddof=1)
+    np.testing.assert_allclose(var.value, [x.mean(), x.var(ddof=1)], rtol=1e-12)
+    std = noiseless(dp.std, x, (-3.3, 7.1), epsilon=1.0, focus="mean")
+    np.testing.assert_allclose(std.value, [x.mean(), x.std()], rtol=1e-12)
+    moments = noiseless(dp.moments, x, (-3.3, 7.1), epsilon=1.0, focus="mean")
+    np.testing.assert_allclose(moments.value, [x.sum(), (x * x).sum()], rtol=1e-12)
+    assert moments.names == ("sum x", "sum x^2")
+
+
+@pytest.fixture(scope="module")
+def mean_focus_releases():
+    # 1,000 releases of (mean, variance) of 40 records of [0, 10] at eps = 0.7, focus='mean'.
+    x = np.random.default_rng(SEED).uniform(0, 10, 40)
+    gen = np.random.default_rng(SEED + 2)
+    releases = [dp.var(x, (0, 10), epsilon=0.7, focus="mean", rng=gen) for _ in range(1000)]
+    return x, releases
+
+
+def test_mean_focus_mean_is_the_laplace_mechanism_of_the_mean_at_full_epsilon(mean_focus_releases):
+    # KS test of the mean's error against Laplace(r / (n eps)) (failure rate ALPHA = 1e-3). The
+    # lattice (spacing 2^-11 r / n, slack <= 0.1% of Delta) is far below what 1,000 draws resolve.
+    x, releases = mean_focus_releases
+    b = 10 / (len(x) * 0.7)
+    # Exactly: unit Laplace scale Delta~ / eps on sum u (Delta~ = 1 + slack <= 1.001), and mean = c + r sum u / n.
+    assert 1 / 0.7 <= releases[0].parent.noise_scale <= 1.001 / 0.7
+    assert releases[0].transform.width == 10.0 and releases[0].transform.centre == 5.0
+    errors = np.array([r.value[0] for r in releases]) - x.mean()
+    assert stats.kstest(errors, stats.laplace(scale=b).cdf).pvalue > ALPHA
+    # The median error is that of Laplace, ln 2 b: half the errors below it (binomial, rate ~6e-5).
+    below = np.mean(np.abs(errors) <= math.log(2) * b)
+    assert abs(below - 0.5) <= Z_MAX * math.sqrt(0.25 / len(errors))
+    # The default hull's mean is worse: its marginal on sum x has median |V_1| = 0.965 r / eps
+    # (public law, 40,000 draws), so well under half its errors fall below ln 2 b.
+    pair = dp.var(x, (0, 10), epsilon=0.7, rng=SEED)
+    law = KNormNoise(pair.parent.ball, pair.parent.noise_scale).public_law_sample(40_000, seed=SEED)
+    assert np.median(np.abs(law[:, 0])) / (10 / 0.7) == pytest.approx(0.965, abs=0.02)
+    assert np.mean(np.abs(law[:, 0]) / len(x) <= math.log(2) * b) < 0.5 - Z_MAX * math.sqrt(0.25 / 40_000)
+
+
+def test_mean_focus_intervals_are_the_laplace_quantiles_and_cover(mean_focus_releases):
+    x, releases = mean_focus_releases
+    b = 10 / (len(x) * 0.7)
+    ci = releases[0].conf_int(0.1)
+    half = (ci.upper[0] - ci.lower[0]) / 2
+    assert half == pytest.approx(b * math.log(1 / 0.1), rel=0.03)  # Monte Carlo (40,000 draws) pushed through
+    # Coverage of the mean over 300 releases: binomial within Z_MAX standard errors (rate ~6e-5).
+    covered = [r.conf_int(0.1).lower[0] <= x.mean() <= r.conf_int(0.1).upper[0] for r in releases[:300]]
+    assert abs(np.mean(covered) - 0.9) <= Z_MAX * math.sqrt(0.09 / 300)
+
+
+def test_mean_focus_variance_ratio_numbers_of_the_docstring():
+    # median |z_2 + k z_1| / (2 ln 2) for standard Laplaces: the closed form of a sum of two Laplaces
+    # (P(|S| > t) = (e^-t - k^2 e^(-t/k)) / (1 - k^2)) against 400,000 draws (3 decimals).
+    from scipy.optimize import brentq
+
+    z = np.random.default_rng(SEED).laplace(size=(2, 400_000))
+    for k, stated in [(0.2, 0.53), (0.5, 0.63), (1 - 1e-6, 0.83)]:
+        median = brentq(lambda t, k=k: (math.exp(-t) - k * k * math.exp(-t / k)) / (1 - k * k) - 0.5, 0, 50)
+        assert np.median(np.abs(z[1] + k * z[0])) == pytest.approx(median, rel=0.01)
+        assert round(median / (2 * math.log(2)), 2) == stated
+
+
+def test_publish_prefers_a_lattice_capable_ball_only_when_asked():
+    # Sums of 2 columns of [0, 1]: the l2 ball (no lattice sampler: not a polytope) is first in
+    # the volume order (vol pi 2 w^2 against 8 w^2 for l1); with prefer_lattice, l1 is used instead
+    # and the cost sqrt(8 / (2 pi)) = 1.128 is stated.
+    lo, hi = np.zeros(2), np.ones(2)
+    space, names = _linear_space(lo, hi, "replace")
+    value = np.array([3.0, 4.0])
+    kwargs = dict(rng=SEED, accountant=None, label="sums", names=names)
+    plain = publish(value, {"l2": LpBall(2, 2)}, space, 1.0, **kwargs)
+    assert plain.ball_name == "l2" and plain.lattice_spacing is None
+    switched = publish(value, {"l2": LpBall(2, 2)}, space, 1.0, prefer_lattice=True, **kwargs)
+    assert switched.ball_name == "l1" and switched.lattice_spacing is not None
+    assert "'l2', first in the volume order, has no practical lattice sampler: 'l1' is used" in switched.sampler
+    assert f"needs {math.sqrt(8 / (2 * math.pi)):.3g}x the epsilon" in switched.sampler

@@ -6,6 +6,7 @@ import math
 import numbers
 import warnings
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from knorm._validation import check_positive, numeric_input, param_error
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
+from knorm.mechanisms.lattice import choose_spacing
 
 __all__ = [
     "RecordSums",
@@ -22,6 +24,7 @@ __all__ = [
     "check_neighbours",
     "clip_count",
     "publish",
+    "standard_box",
     "total",
 ]
 
@@ -72,6 +75,35 @@ def check_bounds(bounds, p, owner, name="bounds"):
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
         raise param_error(name, owner, rule, bounds)
     return lo, hi
+
+
+def standard_box(lo, hi):
+    """Return (c, a): doubles with [c - a, c + a] containing [lo, hi] exactly, a about (hi - lo) / 2.
+
+    Standardised values (x - c) / a then lie in [-1, 1] for every x in [lo, hi] as real
+    numbers, which is what the certified balls of the standardised statistics assume: c and
+    a are rounded, so a is raised ulp by ulp until the containment holds in exact rational
+    arithmetic (usually at once: for bounds such as (0, 10) both are exact).
+
+    Parameters
+    ----------
+    lo, hi : array_like of shape (p,)
+        The declared bounds (lo < hi).
+
+    Returns
+    -------
+    c, a : ndarray of shape (p,)
+        The centre and the half-width.
+    """
+    lo, hi = np.atleast_1d(np.asarray(lo, dtype=float)), np.atleast_1d(np.asarray(hi, dtype=float))
+    c = lo / 2.0 + hi / 2.0  # no overflow for huge bounds
+    a = hi / 2.0 - lo / 2.0
+    for j in range(len(lo)):  # a handful of columns
+        while not (
+            Fraction(c[j]) - Fraction(a[j]) <= Fraction(lo[j]) and Fraction(hi[j]) <= Fraction(c[j]) + Fraction(a[j])
+        ):
+            a[j] = math.nextafter(a[j], math.inf)
+    return c, a
 
 
 def _is_dask(obj):
@@ -253,7 +285,20 @@ def n_records(arr):
 
 
 def publish(
-    value, candidates, space, epsilon, *, rng, accountant, label, names=(), owner="knorm.stats", key=None, counts=False
+    value,
+    candidates,
+    space,
+    epsilon,
+    *,
+    rng,
+    accountant,
+    label,
+    names=(),
+    owner="knorm.stats",
+    key=None,
+    counts=False,
+    rounding_share=None,
+    prefer_lattice=False,
 ):
     """Release ``value`` with the best certified candidate ball, stating its gain over Laplace.
 
@@ -280,22 +325,53 @@ def publish(
         The statistic is integer on every dataset (counts): it is released on the lattice
         Z^m without rounding or slack where the ball has a lattice sampler (for l1, the
         geometric mechanism).
+    rounding_share : float, optional
+        The largest share of Delta that the lattice's rounding slack may take (default:
+        :data:`knorm.mechanisms.lattice.ROUNDING_SHARE`, 1%); a release that claims to
+        match a one-dimensional optimum asks for less.
+    prefer_lattice : bool, default False
+        When the volume-best candidate has no practical lattice sampler, use the first
+        lattice-capable candidate in the volume order instead (Notes).
 
     Returns
     -------
     Release
         By the candidate first in the volume order (paper Theorem "Entropy Ordering"), with
         ``gain`` = how many times more epsilon Laplace needs for the same entropy.
+
+    Notes
+    -----
+    The exact lattice release (:mod:`knorm.mechanisms.lattice`) needs a practical lattice
+    sampler; a ball whose rejection step accepts too rarely would fall back to continuous
+    noise in binary64, with its floating-point caveat. With ``prefer_lattice``, when the
+    volume-best candidate has no practical lattice law at this epsilon, the first candidate
+    in the volume order that has one is used instead, and the release's ``sampler`` states
+    the switch and its cost: how many times more epsilon the chosen ball needs for the
+    entropy of the best (its ``gain`` is then its own, over Laplace). When no candidate has
+    a lattice law the volume-best is released continuously. The switch is opt-in: its cost
+    can be large (1.62x for the vote ball of 5 candidates under replace-one neighbours).
     """
     epsilon = check_positive(epsilon, "epsilon", owner)
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
-    best, sensitivity, gain = _choose(candidates, space, key)
+    ranked = _choose(candidates, space, key)
+    best, sensitivity, gain, _ = ranked[0]
+    switch = ""
     if counts:
         ones = np.ones(candidates[best].dim)
         mechanism = KNormMechanism(candidates[best], sensitivity, epsilon, lattice_spacing=ones, on_lattice=True)
     else:
-        mechanism = KNormMechanism(candidates[best], sensitivity, epsilon)
+        mechanism = _mechanism(candidates[best], sensitivity, epsilon, rounding_share)
+        if prefer_lattice and not nonprivate_active() and mechanism.lattice is None:
+            for name, sens, g, factor in ranked[1:]:  # the first lattice-capable ball in the volume order
+                other = _mechanism(candidates[name], sens, epsilon, rounding_share)
+                if other.lattice is not None:
+                    switch = (
+                        f"; {best!r}, first in the volume order, has no practical lattice sampler: {name!r} is "
+                        f"used, which needs {factor:.3g}x the epsilon for the same entropy"
+                    )
+                    best, sensitivity, gain, mechanism = name, sens, g, other
+                    break
     if isinstance(value, RecordSums):
         lattice = None if nonprivate_active() else mechanism.lattice
         if lattice is None:
@@ -310,7 +386,20 @@ def publish(
         release = replace(
             release, sampler=f"{release.sampler}; sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})"
         )
+    if switch:
+        release = replace(release, sampler=release.sampler + switch)
     return replace(release, ball_name=best, gain=gain, names=tuple(names))
+
+
+def _mechanism(ball, sensitivity, epsilon, share):
+    """The K-norm mechanism, on a lattice whose rounding slack is at most ``share`` x Delta when given."""
+    if share is None:
+        return KNormMechanism(ball, sensitivity, epsilon)
+    try:
+        spacing = choose_spacing(ball, float(sensitivity.value), share=share)
+    except (ValueError, TypeError):  # no lattice for this ball: the mechanism finds out and samples continuously
+        return KNormMechanism(ball, sensitivity, epsilon)
+    return KNormMechanism(ball, sensitivity, epsilon, lattice_spacing=spacing)
 
 
 _CHOICES: dict = {}
@@ -318,7 +407,11 @@ _MAX_CHOICES = 256
 
 
 def _choose(candidates, space, key):
-    """(best candidate in the volume order, its certified sensitivity, its gain over 'l1')."""
+    """The candidates in the volume order: (name, certified sensitivity, gain over 'l1', epsilon factor) each.
+
+    The epsilon factor is how many times more epsilon than the first the candidate needs
+    for the same entropy (1 for the first).
+    """
     full_key = None if key is None else (key, space.dim, tuple(candidates))
     if full_key is not None and full_key in _CHOICES:
         return _CHOICES[full_key]
@@ -326,12 +419,15 @@ def _choose(candidates, space, key):
     mechanisms = {name: KNormMechanism(ball, space.sensitivity(ball), 1.0) for name, ball in candidates.items()}
     report = rank_mechanisms(mechanisms)
     factors = {r["name"]: r["epsilon_factor"] for r in report.rows}
-    choice = report.best, mechanisms[report.best].sensitivity, factors["l1"] / factors[report.best]
+    ranked = tuple(
+        (r["name"], mechanisms[r["name"]].sensitivity, factors["l1"] / r["epsilon_factor"], r["epsilon_factor"])
+        for r in report.rows
+    )
     if full_key is not None:
         if len(_CHOICES) >= _MAX_CHOICES:
             _CHOICES.pop(next(iter(_CHOICES)))
-        _CHOICES[full_key] = choice
-    return choice
+        _CHOICES[full_key] = ranked
+    return ranked
 
 
 def finite_or_nan(x):

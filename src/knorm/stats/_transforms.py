@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CovarianceFromMoments", "Expand", "MeanFromSums", "VarianceFromMoments"]
+__all__ = ["CovarianceFromMoments", "Expand", "MeanFromSums", "MomentsFromStandardised", "VarianceFromMoments"]
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,17 @@ class VarianceFromMoments:
     A released S2 - S1^2 / n can be negative when the noise dominates; a variance cannot,
     so it is clipped at 0 (post-processing, free in privacy; it biases the estimate upwards
     when the truth is near 0). With a released count N, N is floored at ddof + 1.
+
+    With ``centre`` c and ``width`` w the moments are those of the standardised values
+    u = (x - c) / w: the mean is c + w S1 / n and the variance w^2 times that of u (no
+    cancellation between large sums).
     """
 
     n: float | None = None
     ddof: int = 0
     std: bool = False
+    centre: float = 0.0
+    width: float = 1.0
 
     def __call__(self, v):
         v = np.asarray(v, dtype=float)
@@ -47,9 +53,27 @@ class VarianceFromMoments:
             n, s1, s2 = np.maximum(v[..., 0], self.ddof + 1.0), v[..., 1], v[..., 2]
         else:
             n, s1, s2 = self.n, v[..., 0], v[..., 1]
-        mean = s1 / n
-        var = np.maximum(s2 - s1 * s1 / n, 0.0) / (n - self.ddof)
+        mean = self.centre + self.width * (s1 / n)
+        var = self.width**2 * (np.maximum(s2 - s1 * s1 / n, 0.0) / (n - self.ddof))
         return np.stack([mean, np.sqrt(var) if self.std else var], axis=-1)
+
+
+@dataclass(frozen=True)
+class MomentsFromStandardised:
+    """(sum u, sum u^2) of u = (x - c) / w, n public -> (sum x, sum x^2), an affine map.
+
+    sum x = n c + w sum u and sum x^2 = n c^2 + 2 c w sum u + w^2 sum u^2.
+    """
+
+    n: float
+    centre: float
+    width: float
+
+    def __call__(self, v):
+        v = np.asarray(v, dtype=float)
+        a, b = v[..., 0], v[..., 1]
+        c, w = self.centre, self.width
+        return np.stack([self.n * c + w * a, self.n * c * c + 2.0 * c * w * a + w * w * b], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -60,11 +84,17 @@ class CovarianceFromMoments:
     x_j^2 (p), after the count N when n is released. The covariance is projected on the
     positive semi-definite matrices (eigenvalues clipped at 0; post-processing). Returns the
     p means followed by the p (p + 1) / 2 entries of the upper triangle, row by row.
+
+    With ``centre`` c and ``scale`` a (p each) the sums are those of the standardised
+    columns z_j = (x_j - c_j) / a_j: the means are c + a mean(z) and the covariance
+    diag(a) cov(z) diag(a), projected in the units of x.
     """
 
     p: int
     n: float | None = None
     ddof: int = 0
+    centre: tuple | None = None
+    scale: tuple | None = None
 
     def __call__(self, v):
         v = np.asarray(v, dtype=float)
@@ -83,6 +113,12 @@ class CovarianceFromMoments:
         S[:, np.arange(p), np.arange(p)] = v[:, p + len(iu[0]) :]
         mean = s1 / n[:, None]
         cov = (S - n[:, None, None] * mean[:, :, None] * mean[:, None, :]) / (n - self.ddof)[:, None, None]
+        if self.scale is not None:
+            a = np.asarray(self.scale, dtype=float)
+            cov = cov * a[:, None] * a[None, :]
+            mean = mean * a
+        if self.centre is not None:
+            mean = mean + np.asarray(self.centre, dtype=float)
         lam, U = np.linalg.eigh(cov)
         cov = (U * np.maximum(lam, 0.0)[:, None, :]) @ U.transpose(0, 2, 1)
         tri = np.triu_indices(p)

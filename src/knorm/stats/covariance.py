@@ -20,6 +20,7 @@ from knorm.stats._core import (
     clip_count,
     n_records,
     publish,
+    standard_box,
 )
 from knorm.stats._transforms import CovarianceFromMoments
 
@@ -137,6 +138,21 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
     neighbours and up to 5 columns, the image of the K_T-style ball of
     :func:`second_moment_ball`; the first in the volume order is used.
 
+    In that case the columns are first standardised, z_j = (x_j - c_j) / a_j in [-1, 1]
+    (c, a from :func:`~knorm.stats._core.standard_box`: the box [c - a, c + a] contains
+    the declared one exactly), and the sums of z_j, z_j z_k and z_j^2 are released (the
+    ``parent``): the K_T image is then M K with M diagonal. The K-norm mechanism commutes
+    with invertible linear maps (V has density proportional to exp(-eps ||v||_{MK}), and
+    S V to exp(-eps ||v||_{SMK})), and the sums of x are an affine image of those of z, so
+    this is the mechanism of the image ball in the coordinates of x, with the same utility;
+    but a sheared image (c != 0) fills a vanishing share of its bounding box, and its exact
+    lattice sampler, a rejection from that box, accepted about 1e-5 of its proposals at 4
+    and 5 columns with bounds (0, 10), which sent the release to the continuous sampler.
+    Standardised, it accepts about 0.12 (4 columns) and 0.07 (5 columns). Should the best
+    ball still have no practical lattice law, the first lattice-capable candidate in the
+    volume order is used, and the parent's ``sampler`` says so and at what cost
+    (:func:`~knorm.stats._core.publish`).
+
     Examples
     --------
     >>> import numpy as np
@@ -164,14 +180,29 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
     check_ddof(ddof, None if with_count else n_records(A), owner)
     A, _ = clip_count(A, lo, hi, owner)
     pairs, lin, cross, sq = _layout(p)
-    mag = np.maximum(np.abs(lo), np.abs(hi))
+    standardised = not with_count and p <= _MAX_KT_COLUMNS
+    if standardised:  # z = (x - c) / a in [-1, 1]: the K_T image is then diagonal (lattice-capable)
+        centre, scale = standard_box(lo, hi)
+        A = (A - centre) / scale
+        # z and its products carry at most 5 roundings (relative error <= 5.01 2^-53 of a bound 1):
+        # magnitudes 8 make RecordSums' per-record allowance 2^-53 x magnitude cover them.
+        mag = np.full(p, 8.0)
+        box = (tuple([-1.0] * p), tuple([1.0] * p))
+        key: tuple = ("mean_and_covariance", "standardised", p)
+    else:
+        mag = np.maximum(np.abs(lo), np.abs(hi))
+        box = (tuple(lo.tolist()), tuple(hi.tolist()))
+        key = ("mean_and_covariance", box[0], box[1], neighbours)
     value = RecordSums(
         *([RecordSums.exact(n_records(A))] if with_count else []),
-        (A, mag, True),
-        *[(A[:, j] * A[:, k], mag[j] * mag[k], False) for j, k in pairs],
-        (A * A, mag**2, False),
+        (A, mag, standardised is False),
+        *[(A[:, j] * A[:, k], mag[j] * mag[k] / (8.0 if standardised else 1.0), False) for j, k in pairs],
+        (A * A, mag**2 / (8.0 if standardised else 1.0), False),
     )
-    t, space, candidates = _setup(tuple(lo.tolist()), tuple(hi.tolist()), with_count)
+    t, space, candidates = _setup(*box, with_count)
+    names = tuple(t.names)
+    if standardised:
+        names = tuple(name.replace("x", "z") for name in names)
     raw = publish(
         value,
         candidates,
@@ -179,15 +210,20 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
         epsilon,
         rng=rng,
         accountant=accountant,
-        label=label or "moments of the columns",
-        names=tuple(t.names),
+        label=label or ("moments of the standardised columns" if standardised else "moments of the columns"),
+        names=names,
         owner=owner,
-        key=("mean_and_covariance", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
+        key=key,
+        prefer_lattice=True,
     )
     n = None if with_count else n_records(A)
     tri = np.triu_indices(p)
     names = tuple(f"mean x{j + 1}" for j in range(p)) + tuple(f"cov {j + 1},{k + 1}" for j, k in zip(*tri))
-    return raw.postprocess(CovarianceFromMoments(p, n=n, ddof=ddof), label=label or "mean and covariance", names=names)
+    if standardised:
+        transform = CovarianceFromMoments(p, n=n, ddof=ddof, centre=tuple(centre.tolist()), scale=tuple(scale.tolist()))
+    else:
+        transform = CovarianceFromMoments(p, n=n, ddof=ddof)
+    return raw.postprocess(transform, label=label or "mean and covariance", names=names)
 
 
 @functools.lru_cache(maxsize=16)
