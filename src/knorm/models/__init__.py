@@ -4,9 +4,10 @@ from knorm.models.functional import FunctionalRelease, auto_norm, functional_mec
 from knorm.models.linear import LinearRegression
 from knorm.models.logistic import LogisticRegression
 from knorm.models.objective import auto_q, logistic_newton, objective_gamma, objective_perturbation
-from knorm.models.sufficient import RegressionStatistics, sufficient_statistics
+from knorm.models.sufficient import ExactStatistic, RegressionStatistics, sufficient_statistics
 
 __all__ = [
+    "ExactStatistic",
     "FunctionalRelease",
     "LinearRegression",
     "LogisticRegression",
