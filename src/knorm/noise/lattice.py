@@ -50,6 +50,7 @@ from knorm.geometry import (
 )
 from knorm.noise import discrete
 from knorm.noise.discrete import INT64_MAX
+from knorm.noise.linf import linf_latent, linf_sampler
 
 __all__ = ["LatticeKNormNoise", "RationalPolytope", "to_rational_polytope"]
 
@@ -79,8 +80,6 @@ _MAX_L1_FACET_DIM = 12
 # tolerances are about 1e-9 relative on these exactly representable data).
 _BOX_PAD_REL = 1e-7
 _BOX_PAD_ABS = 1
-# Box coordinates of the l_inf sampler are drawn in blocks of about this many entries.
-_BOX_BLOCK = 1 << 14
 # Products N k are formed in int64 blocks of at most this many entries.
 _GAUGE_BLOCK = 1 << 20
 
@@ -524,71 +523,6 @@ def _pilot_rng():
 
 
 # -- the lattice laws ---------------------------------------------------------------------
-def _box_coordinates(L, j2, rng):
-    """W_j uniform on {0, ..., 2L + 2j - 1} per row (j2 = 2j), as int64 of shape (len(L), d).
-
-    Lemire's multiply-and-reject on the 32-bit halves of uniform words when every
-    bound is at most 2^32 (the rare rejected words are redrawn by
-    :func:`knorm.noise.discrete._uniform_below`), numpy's bounded integers otherwise.
-    """
-    h = 2 * L[:, None] + j2
-    if not h.size or int(h.max()) > 1 << 32:
-        return discrete._uniform_below(h, rng)
-    hu = h.view(np.uint64)
-    m = rng.integers(0, 2**64, size=(h.size + 1) // 2, dtype=np.uint64).view(np.uint32)[: h.size].reshape(h.shape) * hu
-    w = (m >> np.uint64(32)).view(np.int64)
-    lo = m & np.uint64(0xFFFFFFFF)
-    if (lo < hu).any():  # only there can lo fall below 2^32 mod h: check and redraw those words
-        sus = np.nonzero(lo < hu)
-        hs = hu[sus]
-        bad = lo[sus] < (np.uint64(1 << 32) - hs) % hs
-        if bad.any():
-            rows, cols = sus[0][bad], sus[1][bad]
-            w[rows, cols] = discrete._uniform_below(h[rows, cols], rng)
-    return w
-
-
-def _linf_batch(d, s, t, n, rng):
-    """n proposals of the l_inf latent sampler; returns the accepted (L, k).
-
-    L ~ NegativeBinomial(d + 1, q = exp(-s/t)) as a sum of d + 1 exact geometrics,
-    W_j uniform on {0, ..., 2L + 2j - 1}; accepted iff every W_j <= 2L, with
-    k_j = W_j - L (:class:`LatticeKNormNoise`, Notes).
-    """
-    L = discrete._geometric(s, t, n * (d + 1), rng).reshape(n, d + 1).sum(axis=1)
-    j2 = 2 * np.arange(1, d + 1, dtype=np.int64)
-    rows = max(1, _BOX_BLOCK // d)
-    Ls, ks = [], []
-    for start in range(0, n, rows):  # blocks of rows keep the (rows, d) temporaries small
-        Lb = L[start : start + rows]
-        w = _box_coordinates(Lb, j2, rng)
-        w -= Lb[:, None]  # k_j = W_j - L, accepted iff every k_j <= L
-        out = w > Lb[:, None]
-        if out.any():
-            ok = ~out.any(axis=1)
-            Lb, w = Lb[ok], w[ok]
-        Ls.append(Lb)
-        ks.append(w)
-    return np.concatenate(Ls), np.concatenate(ks)
-
-
-def _linf_latent(d, s, t, n, rng):
-    """n exact draws (L, k) with P(L, k) proportional to q^L 1{||k||_inf <= L}, q = exp(-s/t)."""
-    L_out = np.empty(n, dtype=np.int64)
-    k_out = np.empty((n, d), dtype=np.int64)
-    have = proposed = 0
-    while have < n:
-        rate = have / proposed if have else 0.5
-        batch = int(min(max(64, 1.1 * (n - have) / rate), max(64, (1 << 22) // (d + 1))))
-        L, k = _linf_batch(d, s, t, batch, rng)
-        proposed += batch
-        take = min(len(L), n - have)
-        L_out[have : have + take] = L[:take]
-        k_out[have : have + take] = k[:take]
-        have += take
-    return L_out, k_out
-
-
 class LatticeKNormNoise:
     """The lattice K-norm law P(k) proportional to exp(-r ||k||_K) on Z^d, sampled exactly.
 
@@ -639,20 +573,17 @@ class LatticeKNormNoise:
     (k, L) with P(k, L) proportional to q^L 1{||k||_inf <= L} has marginal
     P(k) proportional to q^{||k||_inf}. Summing k out, P(L) is proportional to
     (2L + 1)^d q^L, and given L the coordinates of k are independent and uniform
-    on {-L, ..., L}. L is drawn by rejection from the negative binomial
-    P(L) = C(L + d, d) (1 - q)^{d+1} q^L (a sum of d + 1 exact geometrics): the
-    ratio (2L + 1)^d / C(L + d, d) = 2^d d! prod_{j=1..d} (2L + 1) / (2L + 2j)
-    increases to 2^d d!, so L is accepted with probability
-    prod_j (2L + 1) / (2L + 2j). That product is realised by d uniform integers
-    W_j on {0, ..., 2L + 2j - 1}: L is accepted iff every W_j <= 2L, and then
-    k_j = W_j - L is uniform on {-L, ..., L}, independently, as required. The
-    issue asked for "the exact law of the lattice radius, then a uniform lattice
-    point"; this is the same law with the radius L of a uniform box point as the
-    latent variable (L is not ||k||_inf, but k given L is uniform on the box of
-    radius L, and the marginal of k is exact). The acceptance is about
-    exp(-d a / 2) when 1/a is large (0.95 at d = 100, a = 1e-3) and drops to
-    1 / (2^d d!) as a grows (L = 0 most of the time); ``expected_acceptance``
-    gives it for the parameters at hand.
+    on {-L, ..., L}. The issue asked for "the exact law of the lattice radius,
+    then a uniform lattice point"; this is the same law with the radius L of a
+    uniform box point as the latent variable (L is not ||k||_inf, but k given L
+    is uniform on the box of radius L, and the marginal of k is exact). L is
+    drawn by exact inversion of its tabulated law while the table is small
+    (no rejection); on finer lattices by rejection from the negative binomial
+    C(L + d, d) (1 - q)^{d+1} q^L, itself drawn by exact inversion after a digit
+    split, with the box coordinates realising the acceptance
+    prod_j (2L + 1) / (2L + 2j) (about exp(-d a / 2)); for large d by sums of
+    d + 1 exact geometrics (:mod:`knorm.noise.linf`). ``expected_acceptance``
+    gives the acceptance for the parameters at hand.
 
     **Polytopes** K' = {u : N u <= D} (lattice units) with certified box B and
     c = floor(D / max B): the proposal is the l_inf law of rate r0 = r c / D
@@ -780,6 +711,8 @@ class LatticeKNormNoise:
         The pilot uses a fixed seed and at least 4096 proposals (up to 131072
         while fewer than 200 are accepted); it is an estimate from sampling.
         """
+        if self._expected is None and self.sampler.startswith("l_inf"):
+            self._expected = linf_sampler(self.dim, self._unit.numerator, self._unit.denominator).acceptance
         if self._expected is None:
             stats = RejectionStats()
             rng = _pilot_rng()
@@ -809,13 +742,13 @@ class LatticeKNormNoise:
     def _propose(self, n, rng, stats, pilot=False):
         """One batch of n outer proposals; returns the accepted rows (pilot: only counts)."""
         if self.sampler.startswith("l_inf"):
-            _, k = _linf_batch(self.dim, self._unit.numerator, self._unit.denominator, n, rng)
+            _, k = linf_sampler(self.dim, self._unit.numerator, self._unit.denominator).batch(n, rng)
             stats.proposed += n
             stats.accepted += len(k)
             return k
         P, c = self.polytope, self._c
         r0 = self._r0
-        L, k = _linf_latent(self.dim, r0.numerator, r0.denominator, n, rng)
+        L, k = linf_latent(self.dim, r0.numerator, r0.denominator, n, rng)
         base = c * L
         # num = D ||k||_{K'} where it can matter (below c L + c); larger values reject anyway.
         if L.size and int(L.max()) > INT64_MAX // P._row_l1:  # N k must fit in int64

@@ -1,0 +1,379 @@
+"""The exact l_inf lattice law, sampled through tabulated radius laws.
+
+The law P(k) proportional to q^{||k||_inf} on Z^d (q = exp(-a), a a positive
+dyadic rational) is sampled with a latent radius L: the pair (L, k) with
+P(L, k) proportional to q^L 1{||k||_inf <= L} has marginal
+P(k) proportional to q^{||k||_inf}, because sum_{L >= M} q^L = q^M / (1 - q)
+(:class:`knorm.noise.lattice.LatticeKNormNoise`, Notes). Given L, k is uniform on
+{-L, ..., L}^d. L is written 2^j H + R: H is drawn by exact inversion of its
+tabulated law (:class:`InversionTable`), R uniformly, and the pair is kept by
+exact Bernoulli trials, one of which is realised by the box coordinates
+themselves (:class:`LinfLatentSampler`, Notes). On coarse lattices j = 0 and L
+comes straight from its law P(L) proportional to (2L + 1)^d q^L, with no
+rejection; on fine ones j keeps the table at most 2^16 entries long and the
+acceptance is about exp(-a 2^j), above 0.99 for d <= 100.
+
+Every decision compares integers; randomness comes from ``rng.integers`` only.
+
+References
+----------
+Awan & Slavkovic (2021), appendix "Implementing K-Norm Mechanisms" (the
+continuous l_inf sampler: a Gamma radius, then a uniform point of the cube;
+ERRATA.md item 4); Canonne, Kamath & Steinke (2020), arXiv:2004.00010.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from knorm.noise import discrete
+from knorm.noise.discrete import _exp_neg_interval
+
+__all__ = ["InversionTable", "LinfLatentSampler", "linf_latent", "linf_sampler"]
+
+# Uniform bits compared with the tabulated thresholds (the top of a 64-bit word; 62 keeps
+# every threshold, up to 2^62, in int64).
+_BITS = 62
+# Largest table (entries); its build costs a few microseconds per entry.
+MAX_TABLE = 1 << 17
+# A radius table is used when its estimated length is at most this.
+_RADIUS_TABLE = 1 << 16
+# Box coordinates are drawn in blocks of about this many entries.
+_BOX_BLOCK = 1 << 15
+_U32 = 1 << 32
+# Thresholds looked up per guide cell before falling back to a binary search.
+_GUIDE_STEPS = 2
+
+
+class TableTooLarge(ValueError):
+    """The law needs more than MAX_TABLE entries before its tail becomes negligible."""
+
+
+class _Underflow(ArithmeticError):
+    """The fixed-point bracket of q^x lost its relative precision."""
+
+
+class InversionTable:
+    """Exact inversion sampler of a law on {0, 1, 2, ...} with P(x) proportional to w(x) q^x.
+
+    The law is P(h) proportional to B_h^d q^h with B_h = 2^(j+1) (h + 1) - 1 (for
+    j = 0, (2h + 1)^d q^h: the l_inf lattice radius law).
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    j : int
+        Digit shift (>= 0) of :class:`LinfLatentSampler`.
+    beta : Fraction
+        q = exp(-beta), beta > 0 rational.
+    bits : int, default 62
+        Bits of the uniform compared with the table; smaller values (tests) make
+        the exact tie path frequent.
+
+    Notes
+    -----
+    With U uniform on [0, 1), X = min{x : U < F(x)} has the law, F the CDF. F(x)
+    is a rational function of q with rational coefficients and q is
+    transcendental (Lindemann 1882), so F(x) is irrational and U = F(x) has
+    probability 0. The table holds integers lo_x <= 2^bits F(x) <= hi_x, from
+    fixed-point brackets of q^x (:func:`~knorm.noise.discrete._exp_neg_interval`,
+    rounding down and up), exact integer weights, and a bound on the tail
+    sum_{y > e} w(y) q^y <= t_e rho / (1 - rho), rho = w(e + 1) q / w(e) (the ratio
+    w(y + 1) / w(y) decreases in y). For the first ``bits`` bits
+    W of U, W < lo_x proves U < F(x) and W >= hi_x proves U >= F(x); otherwise
+    (probability about 2^-60 per draw at the default) more bits of U are drawn,
+    64 at a time, and compared with finer brackets of F until one decides. The
+    table stops once the tail is below 2^-(bits + 2); a draw beyond it is
+    resolved the same exact way.
+    """
+
+    def __init__(self, d, j, beta, *, bits=_BITS, max_size=MAX_TABLE):
+        self.d, self.j, self.beta = int(d), int(j), Fraction(beta)
+        self.bits, self.max_size = int(bits), int(max_size)
+        top = 1 << (self.j + 1)
+        self._weight = lambda h: (top * (h + 1) - 1) ** self.d
+        self._lazy_scan: dict = {}
+        # Bits by which q^x shrinks over the expected range (doubled on underflow).
+        self._depth = 32 + math.ceil(1.5 * float(self.beta) * _estimated_length(self.d, self.beta) * math.log2(math.e))
+        prec = self.bits + 48 + max_size.bit_length()
+        Zl, Zh, end = self._normaliser(prec, 0, self.bits + 2)
+        lo, hi = np.empty(end + 1, dtype=np.int64), np.empty(end + 1, dtype=np.int64)
+        for x, (sl, sh) in enumerate(self._prefix_sums(prec, end)):
+            lo[x] = (sl << self.bits) // Zh
+            hi[x] = min(-(-(sh << self.bits) // Zl), (1 << self.bits))
+        self.lo, self.hi = lo, hi
+        self._hi_pad = np.append(hi, 1 << self.bits)  # hi[-1] reads as "certainly above" never
+        # Guide table (Chen & Asau 1974) on the top g bits of w: the answer for w in cell c is
+        # start[c] plus the number of lo_x <= w among the next _GUIDE_STEPS thresholds, when the
+        # cell holds at most that many of them; other cells (the thin tails) use a binary search.
+        g = min(16, max(8, (2 * len(lo)).bit_length()), self.bits)
+        self._gshift = np.int64(self.bits - g)
+        cells = np.arange((1 << g) + 1, dtype=np.int64) << self._gshift
+        first = np.searchsorted(lo, cells, side="right")  # first x with lo_x > c 2^s
+        self._start = first[:-1]
+        self._wide = (np.searchsorted(lo, cells[1:] - 1, side="right") - first[:-1]) > _GUIDE_STEPS
+        self._lo_pad = np.append(lo, np.full(_GUIDE_STEPS + 1, 1 << self.bits))
+
+    # -- exact brackets ------------------------------------------------------------
+    def _terms(self, prec):
+        """Yield (x, w(x), lower, upper) with lower <= 2^P q^x <= upper, x = 0, 1, ..., P = prec + depth.
+
+        The extra ``depth`` bits keep q^x, which shrinks to 2^-(beta x log2 e), at a
+        relative precision of 2^-prec; once it falls below (:class:`_Underflow`),
+        the caller starts again with twice the depth.
+        """
+        P = prec + self._depth
+        ql, qh = _exp_neg_interval(self.beta, P)
+        pl = ph = 1 << P
+        floor = 1 << prec
+        x = 0
+        while True:
+            if pl < floor:
+                raise _Underflow
+            yield x, self._weight(x), pl, ph
+            pl, ph = (pl * ql) >> P, -((-ph * qh) >> P)
+            x += 1
+
+    def _normaliser(self, prec, need, tail_bits):
+        """(Zl, Zh, end): Zl <= 2^P Z <= Zh with tail beyond ``end`` below 2^-tail_bits of Z; end >= need."""
+        while True:
+            try:
+                return self._normaliser_at(prec, need, tail_bits)
+            except _Underflow:
+                self._depth *= 2
+
+    def _normaliser_at(self, prec, need, tail_bits):
+        P = prec + self._depth
+        _, qh = _exp_neg_interval(self.beta, P)
+        Sl = Sh = 0
+        for x, w, pl, ph in self._terms(prec):
+            Sl, Sh = Sl + w * pl, Sh + w * ph
+            if x >= need and x % 16 == 15:  # the (costly) tail test every 16 terms
+                w1 = self._weight(x + 1)
+                den = (w << P) - w1 * qh  # 2^P w (1 - rho_upper)
+                if den > 0:
+                    tail = -(-(w * ph * w1 * qh) // den)  # >= t_x rho / (1 - rho), scaled
+                    if tail << tail_bits <= Sl:
+                        return Sl, Sh + tail, x
+            if x >= self.max_size:
+                raise TableTooLarge(
+                    f"the radius law (d = {self.d}, j = {self.j}) needs more than {self.max_size} table entries"
+                )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _prefix_sums(self, prec, end):
+        Sl = Sh = 0
+        for x, w, pl, ph in self._terms(prec):
+            if x > end:
+                return
+            Sl, Sh = Sl + w * pl, Sh + w * ph
+            yield Sl, Sh
+
+    def _cdf_bracket(self, x, prec):
+        """Integers lo <= 2^prec F(x) <= hi, hi - lo small (computed afresh; cached per precision)."""
+        key = prec
+        scan = self._lazy_scan.get(key)
+        if scan is None or x > scan[3]:
+            inner = prec + 48 + max(x, len(self.lo)).bit_length()
+            Zl, Zh, end = self._normaliser(inner, x, prec + 8)
+            sums = list(self._prefix_sums(inner, end))
+            scan = (sums, Zl, Zh, end)
+            if len(self._lazy_scan) >= 4:  # the lazy path is rare: keep a few precisions only
+                self._lazy_scan.pop(next(iter(self._lazy_scan)))
+            self._lazy_scan[key] = scan
+        sums, Zl, Zh, _ = scan
+        sl, sh = sums[x]
+        return (sl << prec) // Zh, -(-(sh << prec) // Zl)
+
+    # -- sampling --------------------------------------------------------------------
+    def sample(self, n, rng):
+        """n exact draws (int64)."""
+        w = (rng.integers(0, 2**64, size=n, dtype=np.uint64) >> np.uint64(64 - self.bits)).view(np.int64)
+        cell = w >> self._gshift
+        x = self._start[cell]  # first x with lo_x > w: certainly U < F(x)
+        for _ in range(_GUIDE_STEPS):
+            x += self._lo_pad[x] <= w
+        wide = np.flatnonzero(self._wide[cell])
+        if wide.size:
+            x[wide] = np.searchsorted(self.lo, w[wide], side="right")
+        # Undecided: beyond the table, or w < hi_{x-1} (U < F(x - 1) not excluded).
+        prev = self._hi_pad[x - 1]
+        open_ = (x == len(self.lo)) | ((x > 0) & (w < prev))
+        if open_.any():
+            for e in np.flatnonzero(open_):
+                x[e] = self._invert_lazy(int(w[e]), rng)
+        return x.astype(np.int64, copy=False)
+
+    def _invert_lazy(self, w, rng):
+        """min{x : U < F(x)} for U with first bits w, drawing further bits of U as needed."""
+        chunks: list = []
+
+        def below(x):  # U < F(x)?
+            m = 0
+            while True:
+                prec = self.bits + 64 * m
+                lo, hi = self._cdf_bracket(x, prec)
+                u = w
+                for c in chunks[:m]:
+                    u = (u << 64) | c
+                if u + 1 <= lo:  # U < (u + 1) / 2^prec <= F(x)
+                    return True
+                if u >= hi:  # U >= u / 2^prec >= F(x)
+                    return False
+                if len(chunks) == m:
+                    chunks.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+                m += 1
+
+        # hi is non-decreasing: every x with hi_x <= w has U >= F(x) for sure.
+        lo_x = int(np.searchsorted(self.hi, w, side="right"))
+        hi_x = int(np.searchsorted(self.lo, w, side="right"))
+        if hi_x == len(self.lo):  # beyond the table: search upward
+            step = max(1, len(self.lo))
+            while not below(hi_x):
+                lo_x, hi_x = hi_x + 1, hi_x + step
+                step *= 2
+        while lo_x < hi_x:  # smallest x in [lo_x, hi_x] with U < F(x); U < F(hi_x) holds
+            mid = (lo_x + hi_x) // 2
+            if below(mid):
+                hi_x = mid
+            else:
+                lo_x = mid + 1
+        return lo_x
+
+
+@functools.lru_cache(maxsize=32)
+def _table(d, j, beta):
+    return InversionTable(d, j, beta)
+
+
+def _estimated_length(d, rate):
+    """Rough table length of a law close to Gamma(d + 1, rate): mean plus 12 sd plus a margin."""
+    return (d + 1 + 12 * math.sqrt(d + 1) + 40) / float(rate)
+
+
+# -- box coordinates ----------------------------------------------------------------
+def uniform_rows(bound, d, rng):
+    """W uniform on {0, ..., bound_i - 1}^d per row i (int64, shape (len(bound), d)); int64 bound >= 1.
+
+    Lemire's (2019) multiply-and-reject on the 32-bit halves of uniform words when
+    every bound is at most 2^32: with x a uniform 32-bit word, x h / 2^32 is kept
+    unless (x h mod 2^32) < 2^32 mod h; the rare rejected words are redrawn by
+    :func:`knorm.noise.discrete._uniform_below`. numpy's bounded integers otherwise.
+    """
+    h = bound[:, None]
+    if not h.size or int(h.max()) > _U32:
+        return discrete._uniform_below(np.repeat(h, d, axis=1), rng)
+    hu = h.view(np.uint64)
+    size = len(bound) * d
+    m = rng.integers(0, 2**64, size=(size + 1) // 2, dtype=np.uint64).view(np.uint32)[:size].reshape(-1, d) * hu
+    low = m.view(np.uint32)[:, 0::2]  # x h mod 2^32 (little-endian halves)
+    if np.little_endian is False:  # pragma: no cover - big-endian machines
+        low = (m & np.uint64(_U32 - 1)).astype(np.uint32)
+    threshold = ((np.uint64(_U32) - hu) % hu).astype(np.uint32)
+    bad = np.flatnonzero(low < threshold)
+    w = (m >> np.uint64(32)).view(np.int64)
+    if bad.size:  # numpy's bounded integers are exact too (rejection), and cheap for a few
+        w.reshape(-1)[bad] = rng.integers(0, bound[bad // d])
+    return w
+
+
+# -- the sampler of (L, k) -------------------------------------------------------------
+class LinfLatentSampler:
+    """Exact draws of (L, k) with P(L, k) proportional to q^L 1{||k||_inf <= L}, q = exp(-a).
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    a : Fraction
+        The rate a > 0 (per lattice unit).
+
+    Attributes
+    ----------
+    j : int
+        Digits of L below the tabulated part: L = 2^j H + R.
+    acceptance : float or None
+        1.0 when j = 0 (no rejection), else None (about exp(-a 2^j)).
+
+    Notes
+    -----
+    L = 2^j H + R with R on {0, ..., 2^j - 1}. H is drawn from its tabulated law
+    P(H = h) proportional to B_h^d exp(-a 2^j h), B_h = 2^(j+1) (h + 1) - 1
+    (:class:`InversionTable`), R uniformly; then (H, R) is kept with probability
+    exp(-a R) (CKS Algorithm 1) times ((2L + 1) / B_h)^d, the second factor
+    realised by d uniform integers W_i on {0, ..., B_h - 1}: kept iff every
+    W_i <= 2L, and then k_i = W_i - L is uniform on {-L, ..., L}. B_h >= 2L + 1
+    because 2L + 1 <= 2^(j+1) h + 2^(j+1) - 1. The accepted (h, r, k) have
+    probability proportional to B_h^d q^(2^j h) exp(-a r) B_h^-d 1{||k||_inf <= L}
+    = q^L 1{||k||_inf <= L}, the latent law. With j = 0, B_h = 2L + 1 and
+    nothing is rejected. j is the smallest with a table of at most 2^16 entries,
+    so beta = a 2^j is about d / 2^16 at most, and the acceptance about exp(-beta).
+    """
+
+    def __init__(self, d, a):
+        self.d, self.a = int(d), Fraction(a)
+        j = 0
+        while _estimated_length(d, self.a * (1 << j)) > _RADIUS_TABLE:
+            j += 1
+        self.j = j
+        self.table = _table(self.d, j, self.a * (1 << j))
+        self.acceptance = 1.0 if j == 0 else None
+
+    def batch(self, n, rng):
+        """n proposals; returns the accepted (L, k) (all n of them when j = 0)."""
+        d, j, a = self.d, self.j, self.a
+        H = self.table.sample(n, rng)
+        if j:
+            R = rng.integers(0, 1 << j, size=n, dtype=np.int64)
+            keep = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
+            H, R = H[keep], R[keep]
+            L = (H << j) + R
+            B = ((H + 1) << (j + 1)) - 1
+        else:
+            L = H
+            B = 2 * H + 1
+        k = np.empty((len(L), d), dtype=np.int64)
+        rows = max(1, _BOX_BLOCK // d)
+        pos = 0  # accepted rows are packed in place at the front of k and L
+        for s in range(0, len(L), rows):  # blocks of rows keep the (rows, d) temporaries small
+            Lb, Bb = L[s : s + rows], B[s : s + rows]
+            w = uniform_rows(Bb, d, rng)
+            if j:  # kept iff every W_i <= 2L (rejections are rare: test the whole block first)
+                over = w > 2 * Lb[:, None]
+                if over.any():
+                    ok = ~over.any(axis=1)
+                    Lb, w = Lb[ok], w[ok]
+            np.subtract(w, Lb[:, None], out=k[pos : pos + len(Lb)])
+            L[pos : pos + len(Lb)] = Lb
+            pos += len(Lb)
+        return L[:pos], k[:pos]
+
+
+@functools.lru_cache(maxsize=64)
+def linf_sampler(d, s, t):
+    """The :class:`LinfLatentSampler` of dimension d and rate s / t (cached)."""
+    return LinfLatentSampler(d, Fraction(s, t))
+
+
+def linf_latent(d, s, t, n, rng):
+    """n exact draws (L, k) with P(L, k) proportional to q^L 1{||k||_inf <= L}, q = exp(-s/t)."""
+    sampler = linf_sampler(d, s, t)
+    L_out = np.empty(n, dtype=np.int64)
+    k_out = np.empty((n, d), dtype=np.int64)
+    cap = max(64, (1 << 22) // (d + 1))
+    have = proposed = 0
+    while have < n:
+        rate = have / proposed if have else (sampler.acceptance or 0.9)
+        batch = int(min(max(64, 1.02 * (n - have) / rate), cap))
+        L, k = sampler.batch(batch, rng)
+        proposed += batch
+        take = min(len(L), n - have)
+        L_out[have : have + take] = L[:take]
+        k_out[have : have + take] = k[:take]
+        have += take
+    return L_out, k_out
