@@ -268,6 +268,16 @@ def test_float_gauge_equals_int64_gauge(build):
     _both_paths_agree(P, k, rng)
 
 
+@pytest.mark.parametrize("mnk", [1, 40, 200, 5000])
+def test_gauge_pieces_for_blas_are_exact(mnk, monkeypatch):
+    # Small caps on one BLAS call: the products are split by points, by rows, or both, in either layout.
+    monkeypatch.setattr(lattice, "_BLAS_MNK", mnk)
+    P = to_rational_polytope(Polytope.from_points(np.random.default_rng(7).normal(size=(12, 3))), axis_scale=2.0**-6)
+    rng = np.random.default_rng(SEED)
+    for n in (1, 5, 300):
+        _both_paths_agree(P, rng.integers(-400, 401, size=(n, 3)), rng)
+
+
 def test_float_gauge_switch_at_the_2_53_bound():
     # Rows of about 2^40 (row_l1 near 2^41): the bound max|k| < 2^53 / row_l1 is about 4096.
     N = [[2**40 + 1, 3], [5, -(2**40 - 7)], [2**39 + 11, 2**39 - 13]]

@@ -266,6 +266,12 @@ class RationalPolytope:
         they are converted to int64 before the maximum. The product is laid out with the longer
         of (rows, points) along the contiguous axis, where numpy's maximum is fast.
         """
+        if rows.size > _BLAS_MNK and len(rows) > 1:  # too many rows for one call even with one point: split them
+            part = max(1, _BLAS_MNK // rows.shape[1])
+            out = RationalPolytope._block_max(rows[:part], pts)
+            for s in range(part, len(rows), part):
+                np.maximum(out, RationalPolytope._block_max(rows[s : s + part], pts), out=out)
+            return out
         step = max(1, _BLAS_MNK // rows.size)
         wide = len(rows) <= min(len(pts), step)  # (rows, points) layout, maximum over axis 0
         if len(pts) <= step:
