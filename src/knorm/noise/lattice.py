@@ -147,7 +147,8 @@ class RationalPolytope:
     """A symmetric polytope K' = {u : N u <= D} with an integer matrix N and a positive integer D.
 
     The gauge of a lattice point, ||k||_{K'} = max_i N_i . k / D, is an exact
-    rational computed in int64.
+    rational: the integers N_i . k are formed in int64, or in binary64 (BLAS) when
+    every partial sum stays below 2^53, where binary64 is exact.
 
     Parameters
     ----------
