@@ -301,7 +301,7 @@ class RationalPolytope:
         the exact integers N_i . k; they are converted back to int64 (exactly) before any
         comparison. The only assumption is that the dgemm computes sums of those products (true of
         OpenBLAS, MKL, BLIS, Accelerate and numpy's own loops; a Strassen-type algorithm would
-        form other intermediates, and no BLAS uses one for dgemm).
+        form other intermediates, and none of these uses one for dgemm).
         """
         if not self._float:
             return False
