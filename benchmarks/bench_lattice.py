@@ -68,6 +68,36 @@ def _random_halfspace_polytope(dim, seed):
     return Polytope.from_halfspaces(A, np.ones(len(A)))
 
 
+def _library_polytopes():
+    """(label, ball, Delta) of balls that the library's releases use at d <= 8, from public calls only."""
+    import warnings
+
+    from knorm import stats
+    from knorm.sensitivity import kt_ball, regression_cut_ball
+
+    out = [
+        ("K_T, p = 1 (regression)", kt_ball(1), 1.0),
+        ("K_T, p = 2", kt_ball(2), 1.0),
+        ("hull (cut) ball, p = 1", regression_cut_ball(1)[0], 1.0),
+        ("hull (cut) ball, p = 2", regression_cut_ball(2)[0], 1.0),
+    ]
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fixed seeds without an accountant: this is a benchmark
+        releases = {
+            "stats.var: exact hull of (sum x, sum x^2), x in [0, 10]": stats.var(
+                np.clip(rng.normal(4, 2, 2000), 0, 10), (0, 10), epsilon=1.0, rng=1
+            ),
+            "stats.covariance: 2 columns in [0, 1] (image of K_T)": stats.covariance(
+                rng.uniform(0, 1, size=(2000, 2)), (0, 1), epsilon=1.0, rng=2
+            ),
+        }
+    for label, r in releases.items():
+        r = r.parent if getattr(r, "parent", None) is not None else r  # the one noisy release
+        out.append((label, r.ball, float(r.sensitivity)))
+    return out
+
+
 def _lp_cases():
     from knorm.geometry import LpBall
     from knorm.noise.samplers import laplace_noise, linf_noise
@@ -102,7 +132,7 @@ def _row(label, dim, scale, n, t_lat, t_cont, target, acceptance):
     return [
         label,
         dim,
-        f"{scale:g}",
+        scale if isinstance(scale, str) else f"{scale:g}",
         fmt_seconds(np.median(t_lat) / n),
         fmt_seconds(np.median(t_cont) / n),
         fmt_ratio(ratio),
@@ -187,6 +217,7 @@ def _build_costs(config):
 def run(config):
     """The section body: one table of l1 / l_inf cases and one of polytopes."""
     from knorm.geometry import k3_ball
+    from knorm.mechanisms.lattice import build_lattice_law
     from knorm.noise import KNormNoise
     from knorm.noise.lattice import LatticeKNormNoise
 
@@ -222,11 +253,20 @@ def run(config):
     # d = 8 from_halfspaces is left out: 16 random cuts of the 8-cube give a polytope whose exact
     # triangulation (Polytope.from_halfspaces, qhull up to d = 8) exhausted 20 GB of memory.
     polys += [(f"random {d}-d, from_halfspaces", _random_halfspace_polytope(d, 20_261_123 + d)) for d in (5, 6)]
-    for label, ball in polys:
-        rate = Fraction(1)
-        noise = LatticeKNormNoise(ball, rate, axis_scale=POLY_SPACING)
-        scale = 1 / POLY_SPACING  # the same law in the statistic's units: scale 1 / rate
-        cont = KNormNoise(ball, 1.0)
+    cases = [(label, ball, None) for label, ball in polys] + _library_polytopes()
+    for label, ball, delta in cases:
+        if delta is None:  # a fixed lattice and rate
+            noise = LatticeKNormNoise(ball, Fraction(1), axis_scale=POLY_SPACING)
+            scale = 1 / POLY_SPACING  # the same law in the statistic's units: scale 1 / rate
+            cont = KNormNoise(ball, 1.0)
+        else:  # the law a release builds: its spacings gamma_j and rate eps / Delta~ (eps = 1)
+            law = build_lattice_law(ball, delta, 1.0)
+            noise = law.noise
+            per_axis = law.sensitivity / np.asarray(law.spacing, dtype=float)  # 1 / (r gamma_j)
+            lo, hi = float(per_axis.min()), float(per_axis.max())
+            scale = f"{lo:.4g}" if lo == hi else f"{lo:.4g}-{hi:.4g}"
+            label = f"{label} (release law)"
+            cont = KNormNoise(ball, law.sensitivity)
         config.log(f"lattice polytope {label}")
         n, t_lat, t_cont = _time_pair(
             lambda k, rng, noise=noise: noise.sample(k, rng=rng),
@@ -258,9 +298,19 @@ about {config.target_seconds * 1e3:.0f} ms of lattice sampling for polytopes.
 ### Polytopes
 
 Lattice spacing {POLY_SPACING:g}, rate 1; the continuous sampler is `KNormNoise(ball, 1).sample`, the same
-law before rounding. Sizes: d = 5 and 6 for the random halfspace polytopes (cube [-1, 1]^d cut by 2d random
-symmetric pairs): at d = 8 the polytope's exact triangulation in `Polytope.from_halfspaces` ran out of
-memory (above 20 GB) on the reference machine, so that case is not run.
+law before rounding. Rows marked "(release law)" are balls that the library's releases use at d <= 8
+(regression K_T and its cut ball, the exact hull of `stats.var` and the ball of a 2-column
+`stats.covariance`), sampled with the law a release builds, `build_lattice_law(ball, Delta, eps = 1)`:
+its own spacings gamma_j and rate eps / Delta~, so "1/r" is the range of Delta~ / gamma_j over the
+axes, and the continuous sampler is `KNormNoise(ball, Delta~)`. The polytope sampler is rejection from
+the l_inf law of the box around K' in lattice units, so its acceptance is about vol(K') / vol(box) and
+each proposal (an l_inf lattice draw and the exact integer gauge max_i N_i . k) costs about the same
+whatever K' is; the time per vector is close to (cost of a proposal) / acceptance. The random
+`from_points` rows (the symmetric hull of 3d + 2 Gaussian points, each axis scaled to [-1, 1]) are kept
+as stress cases: their acceptance, the volume ratio of a spiky hull to its box, is the limit of box
+rejection, not of the gauge. Sizes: d = 5 and 6 for the random halfspace polytopes (cube [-1, 1]^d cut
+by 2d random symmetric pairs): at d = 8 the polytope's exact triangulation in `Polytope.from_halfspaces`
+ran out of memory (above 20 GB) on the reference machine, so that case is not run.
 
 {md_table(headers, poly_rows, "lrrrrrrrl")}
 

@@ -225,6 +225,93 @@ def test_rational_polytope_symmetric_box_and_norm():
         P.gauge_numerator([2**62, 0])
 
 
+def _exact_numerators(P, k):
+    """max_i N_i . k in Python integers (the reference of both gauge paths)."""
+    prods = P.N.astype(object) @ k.reshape(-1, P.dim).T.astype(object)  # object dtype: Python ints
+    return [int(v) for v in prods.max(axis=0)]
+
+
+def _both_paths_agree(P, k, rng):
+    """The binary64 and int64 gauges give the same integers, equal to the exact ones."""
+    exact = _exact_numerators(P, k)
+    for use_float in (True, False):
+        assert P._numerator(k, use_float=use_float).tolist() == exact
+    # _numerator_below, with limits around the true numerators (strict: v < limit).
+    limit = np.array(exact, dtype=np.int64) + rng.integers(-2, 3, size=len(k))
+    want = [i for i, (v, lim) in enumerate(zip(exact, limit)) if v < lim]
+    for use_float in (True, False):
+        alive, num = P._numerator_below(k, limit, use_float=use_float)
+        assert alive.tolist() == want and num.tolist() == [exact[i] for i in want]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: to_rational_polytope(k3_ball(), axis_scale=2.0**-7),
+        lambda: to_rational_polytope(Polytope.from_points(np.random.default_rng(5).normal(size=(17, 5)))),
+        lambda: to_rational_polytope(K2Ball(), axis_scale=2.0**-4),
+        lambda: RationalPolytope([[3, 1], [0, 2], [1, -1]], 6),
+    ],
+    ids=["K3-lattice", "random-5d", "K2", "small"],
+)
+def test_float_gauge_equals_int64_gauge(build):
+    P = build()
+    rng = np.random.default_rng(SEED)
+    t = (2**53 - 1) // P._row_l1  # the largest max|k| of the binary64 path
+    for size in (1, 1000, 2**20, t):  # up to the 2^53 bound, where products are largest
+        k = rng.integers(-size, size + 1, size=(3000, P.dim))
+        assert P._float_exact(k) == (P._row_l1 * int(np.abs(k).max()) < 2**53)
+        _both_paths_agree(P, k, rng)
+    # The block structure of _numerator_below across chunks (more points than one chunk).
+    k = rng.integers(-300, 301, size=(lattice._GAUGE_CHUNK + 123, P.dim))
+    _both_paths_agree(P, k, rng)
+
+
+@pytest.mark.parametrize("mnk", [1, 40, 200, 5000])
+def test_gauge_pieces_for_blas_are_exact(mnk, monkeypatch):
+    # Small caps on one BLAS call: the products are split by points, by rows, or both, in either layout.
+    monkeypatch.setattr(lattice, "_BLAS_MNK", mnk)
+    P = to_rational_polytope(Polytope.from_points(np.random.default_rng(7).normal(size=(12, 3))), axis_scale=2.0**-6)
+    rng = np.random.default_rng(SEED)
+    for n in (1, 5, 300):
+        _both_paths_agree(P, rng.integers(-400, 401, size=(n, 3)), rng)
+
+
+def test_float_gauge_switch_at_the_2_53_bound():
+    # Rows of about 2^40 (row_l1 near 2^41): the bound max|k| < 2^53 / row_l1 is about 4096.
+    N = [[2**40 + 1, 3], [5, -(2**40 - 7)], [2**39 + 11, 2**39 - 13]]
+    P = RationalPolytope(N, 2**45)
+    t = (2**53 - 1) // P._row_l1
+    rng = np.random.default_rng(SEED)
+    for m in (t - 1, t, t + 1, t + 2):
+        k = rng.integers(-m, m + 1, size=(2000, 2))
+        k[:, 0] = rng.choice([-m, m], size=len(k))  # max|k| = m exactly; the products are near 2^53
+        assert P._float_exact(k) == (m <= t)
+        assert P._numerator(k).tolist() == _exact_numerators(P, k)  # the automatic choice
+        limit = P._numerator(k) + rng.integers(-1, 2, size=len(k))
+        alive, num = P._numerator_below(k, limit)
+        assert alive.tolist() == np.flatnonzero(np.array(_exact_numerators(P, k)) < limit).tolist()
+        if m <= t:
+            _both_paths_agree(P, k, rng)
+    # Beyond the bound binary64 rounds: (2^52 + 1) 2 + 1 = 2^53 + 3 is not a double. The automatic
+    # choice takes the int64 path there and stays exact.
+    P = RationalPolytope([[2**52 + 1, 1], [0, 2**40]], 2**50)
+    k = np.array([[2, 1]])
+    assert not P._float_exact(k)
+    assert int(P._numerator(k, use_float=True)[0]) != 2**53 + 3  # the test can see a rounding
+    assert int(P._numerator(k)[0]) == int(P.gauge_numerator([2, 1])) == 2**53 + 3
+
+
+def test_polytope_draws_do_not_depend_on_the_gauge_path(monkeypatch):
+    # Both gauges are exact, so a seed gives the same draws (the accept/reject decisions are equal).
+    ball = Polytope.from_points(np.random.default_rng(3).normal(size=(14, 4)))
+    draws = LatticeKNormNoise(ball, 1, axis_scale=2.0**-5).sample(3000, rng=SEED)
+    monkeypatch.setattr(RationalPolytope, "_float_exact", lambda self, k: False)
+    noise = LatticeKNormNoise(ball, 1, axis_scale=2.0**-5)
+    assert not noise.polytope._float_exact(draws)
+    np.testing.assert_array_equal(noise.sample(3000, rng=SEED), draws)
+
+
 def test_rounding_slack_formulas():
     g = (0.25, 0.5, 0.125)
     l1 = LatticeKNormNoise(LpBall(3, 1, radius=2.0), 1)

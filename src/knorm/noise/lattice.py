@@ -80,8 +80,15 @@ _MAX_L1_FACET_DIM = 12
 # tolerances are about 1e-9 relative on these exactly representable data).
 _BOX_PAD_REL = 1e-7
 _BOX_PAD_ABS = 1
-# Products N k are formed in int64 blocks of at most this many entries.
+# Products N k are formed in blocks of at most this many entries.
 _GAUGE_BLOCK = 1 << 20
+# Proposals per chunk of RationalPolytope._numerator_below (keeps its (rows, chunk) products in cache).
+_GAUGE_CHUNK = 1 << 13
+# Products N k are formed in binary64 (BLAS) when sum_j |N_ij| |k_j| stays below this (exact there).
+_FLOAT_EXACT = 1 << 53
+# Largest m n k of one binary64 product: OpenBLAS runs single-threaded up to 2^18 (its threads cost
+# milliseconds per call on small products, measured 7-8 ms on a 2-core machine).
+_BLAS_MNK = 1 << 18
 
 
 # -- exact rationals --------------------------------------------------------------
@@ -139,7 +146,8 @@ class RationalPolytope:
     """A symmetric polytope K' = {u : N u <= D} with an integer matrix N and a positive integer D.
 
     The gauge of a lattice point, ||k||_{K'} = max_i N_i . k / D, is an exact
-    rational computed in int64.
+    rational: the integers N_i . k are formed in int64, or in binary64 (BLAS) when
+    every partial sum stays below 2^53, where binary64 is exact.
 
     Parameters
     ----------
@@ -200,14 +208,22 @@ class RationalPolytope:
             raise _not_a_ball("every row of N is zero, so K' is all of R^d")
         self.N = arr
         self.dim = arr.shape[1]
-        self._row_l1 = int(np.abs(arr).sum(axis=1).max())
+        absn = np.abs(arr)
+        if absn.sum(axis=1, dtype=np.float64).max() < 2.0**62:  # the int64 sums cannot wrap around
+            self._row_l1 = int(absn.sum(axis=1).max())
+        else:
+            self._row_l1 = max(sum(row) for row in absn.tolist())
         self.box = self._lp_box()
-        # Row blocks of 16, 64, 256, ... rows (transposed), in a fixed shuffled order, for early rejection.
+        # Row blocks of 16, 64, 256, ... rows, in a fixed shuffled order, for early rejection; binary64
+        # copies (exact: |N_ij| <= row_l1 < 2^53) for the float gauge (see _float_exact).
         order = np.random.default_rng(len(arr)).permutation(len(arr))
         self._blocks, start, size = [], 0, 16
         while start < len(arr):
-            self._blocks.append(arr[order[start : start + size]].T.copy())
+            self._blocks.append(arr[order[start : start + size]].copy())
             start, size = start + size, 4 * size
+        self._float = self._row_l1 < _FLOAT_EXACT
+        self._blocks_f: Any = [b.astype(np.float64) for b in self._blocks] if self._float else None
+        self._N_f: Any = arr.astype(np.float64) if self._float else None
 
     def _lp_box(self):
         d = self.dim
@@ -242,34 +258,106 @@ class RationalPolytope:
             )
         return k
 
-    def _numerator(self, k):
-        """max_i N_i . k for checked int64 rows k (shape (..., d)), block by block."""
+    @staticmethod
+    def _block_max(rows, pts):
+        """int64 max_i rows_i . p for each point p of ``pts``, in pieces of at most _BLAS_MNK multiply-adds.
+
+        For binary64 ``rows``/``pts`` the products must be exact integers (see :meth:`_float_exact`);
+        they are converted to int64 before the maximum. The product is laid out with the longer
+        of (rows, points) along the contiguous axis, where numpy's maximum is fast.
+        """
+        if rows.size > _BLAS_MNK and len(rows) > 1:  # too many rows for one call even with one point: split them
+            part = max(1, _BLAS_MNK // rows.shape[1])
+            out = RationalPolytope._block_max(rows[:part], pts)
+            for s in range(part, len(rows), part):
+                np.maximum(out, RationalPolytope._block_max(rows[s : s + part], pts), out=out)
+            return out
+        step = max(1, _BLAS_MNK // rows.size)
+        wide = len(rows) <= min(len(pts), step)  # (rows, points) layout, maximum over axis 0
+        if len(pts) <= step:
+            if wide:
+                return (rows @ pts.T).astype(np.int64, copy=False).max(axis=0)
+            return (pts @ rows.T).astype(np.int64, copy=False).max(axis=1)
+        out = np.empty(len(pts), dtype=np.int64)
+        for s in range(0, len(pts), step):
+            if wide:
+                v = (rows @ pts[s : s + step].T).astype(np.int64, copy=False)
+                np.max(v, axis=0, out=out[s : s + step])
+            else:
+                np.max((pts[s : s + step] @ rows.T).astype(np.int64, copy=False), axis=1, out=out[s : s + step])
+        return out
+
+    def _float_exact(self, k):
+        """Whether N k may be formed in binary64 for the int64 points k: row_l1 max|k| < 2^53.
+
+        Proof of exactness. Every |N_ij| <= row_l1 = max_i sum_j |N_ij| and every |k_j| <= max|k|
+        is below 2^53, so both convert to binary64 exactly. Each product N_ij k_j and each partial
+        sum of them, in any order and grouping, is an integer of absolute value at most
+        sum_j |N_ij| |k_j| <= row_l1 max|k| < 2^53, and every such integer is a binary64 number:
+        a correctly rounded multiply, add or fused multiply-add of exact values whose exact result
+        is representable returns that result. So a BLAS dgemm, which forms each entry of N k as a
+        sum of its d products (any summation order, blocking, vectorisation, FMA or not), returns
+        the exact integers N_i . k; they are converted back to int64 (exactly) before any
+        comparison. The only assumption is that the dgemm computes sums of those products (true of
+        OpenBLAS, MKL, BLIS, Accelerate and numpy's own loops; a Strassen-type algorithm would
+        form other intermediates, and none of these uses one for dgemm).
+        """
+        if not self._float:
+            return False
+        if not k.size:
+            return True
+        return self._row_l1 * max(int(k.max()), -int(k.min())) < _FLOAT_EXACT
+
+    def _numerator(self, k, use_float=None):
+        """max_i N_i . k for checked int64 rows k (shape (..., d)), block by block.
+
+        ``use_float``: form N k in binary64 (exact, see :meth:`_float_exact`); None decides by the
+        bound, True is only for tests (wrong beyond the bound).
+        """
         flat = k.reshape(-1, self.dim)
+        if use_float is None:
+            use_float = self._float_exact(flat)
         out = np.empty(len(flat), dtype=np.int64)
         step = max(1, _GAUGE_BLOCK // len(self.N))
-        Nt = self.N.T.copy()
+        N = self._N_f if use_float else self.N
         for s in range(0, len(flat), step):
-            np.max(flat[s : s + step] @ Nt, axis=1, out=out[s : s + step])
+            part = flat[s : s + step]
+            out[s : s + step] = self._block_max(N, part.astype(np.float64) if use_float else part)
         return out.reshape(k.shape[:-1])
 
-    def _numerator_below(self, k, limit):
+    def _numerator_below(self, k, limit, use_float=None):
         """(alive, num): the rows of ``k`` with max_i N_i . k < limit, and that maximum for them.
 
         Rows of N are tried in growing blocks, in a fixed shuffled order, and a point
         leaves as soon as one row reaches its limit (most rejected proposals do so in
-        the first block).
+        the first block). Points go through in chunks of 8192; N k is formed in binary64
+        when :meth:`_float_exact` allows (exact integers, converted to int64 before the
+        maximum and the comparison), in int64 otherwise. ``use_float`` as in :meth:`_numerator`.
         """
-        alive = np.arange(len(k))
-        run = np.full(len(k), np.iinfo(np.int64).min)
-        for rows in self._blocks:
-            v = (k[alive] @ rows).max(axis=1)
-            np.maximum(run[alive], v, out=v)
-            keep = v < limit[alive]
-            alive = alive[keep]
-            run[alive] = v[keep]
-            if not alive.size:
-                break
-        return alive, run[alive]
+        if use_float is None:
+            use_float = self._float_exact(k)
+        blocks = self._blocks_f if use_float else self._blocks
+        alive_parts, num_parts = [], []
+        for s in range(0, len(k), _GAUGE_CHUNK):
+            kc = k[s : s + _GAUGE_CHUNK]
+            if use_float:
+                kc = kc.astype(np.float64)
+            lim = limit[s : s + _GAUGE_CHUNK]
+            run = self._block_max(blocks[0], kc)
+            idx = np.flatnonzero(run < lim)
+            run = run[idx]
+            for rows in blocks[1:]:
+                if not idx.size:
+                    break
+                v = self._block_max(rows, kc[idx])
+                np.maximum(v, run, out=v)
+                keep = v < lim[idx]
+                idx, run = idx[keep], v[keep]
+            alive_parts.append(idx + s)
+            num_parts.append(run)
+        if not alive_parts:
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.int64)
+        return np.concatenate(alive_parts), np.concatenate(num_parts)
 
     def gauge_numerator(self, k):
         """Return the integer D ||k||_{K'} = max_i N_i . k of lattice points.
