@@ -883,7 +883,7 @@ class LatticeKNormNoise:
         budget = _PROPOSAL_SLACK * (n / acc) + (1 << 16)
         while have < n:
             rate = have / proposed if have else acc
-            batch = int(min(max(64, 1.1 * (n - have) / max(rate, MIN_ACCEPTANCE)), max(64, (1 << 22) // (d + 1))))
+            batch = int(min(max(64, 1.02 * (n - have) / max(rate, MIN_ACCEPTANCE)), max(64, (1 << 22) // (d + 1))))
             k = self._propose(batch, rng, self.sampler_stats)
             proposed += batch
             take = min(len(k), n - have)

@@ -320,8 +320,8 @@ class LinfLatentSampler:
         j = 0
         while _estimated_length(d, self.a * (1 << j)) > _RADIUS_TABLE:
             j += 1
-        self.j = j
-        self.table = _table(self.d, j, self.a * (1 << j))
+        self.j, self.beta = j, self.a * (1 << j)
+        self.table = _table(self.d, j, self.beta)
         self.acceptance = 1.0 if j == 0 else None
 
     def batch(self, n, rng):
@@ -330,8 +330,10 @@ class LinfLatentSampler:
         H = self.table.sample(n, rng)
         if j:
             R = rng.integers(0, 1 << j, size=n, dtype=np.int64)
-            keep = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
-            H, R = H[keep], R[keep]
+            if self.beta <= 1:  # a R < 1: CKS Algorithm 1 directly, with a scalar denominator (fast)
+                keep = discrete._bernoulli_exp_frac(R * a.numerator, a.denominator, rng)
+            else:
+                keep = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
             L = (H << j) + R
             B = ((H + 1) << (j + 1)) - 1
         else:
@@ -343,10 +345,11 @@ class LinfLatentSampler:
         for s in range(0, len(L), rows):  # blocks of rows keep the (rows, d) temporaries small
             Lb, Bb = L[s : s + rows], B[s : s + rows]
             w = uniform_rows(Bb, d, rng)
-            if j:  # kept iff every W_i <= 2L (rejections are rare: test the whole block first)
+            if j:  # kept iff the tilt kept it and every W_i <= 2L (both rare: test the block first)
+                kb = keep[s : s + rows]
                 over = w > 2 * Lb[:, None]
-                if over.any():
-                    ok = ~over.any(axis=1)
+                if over.any() or not kb.all():
+                    ok = kb & ~over.any(axis=1)
                     Lb, w = Lb[ok], w[ok]
             np.subtract(w, Lb[:, None], out=k[pos : pos + len(Lb)])
             L[pos : pos + len(Lb)] = Lb
