@@ -46,6 +46,8 @@ CASES = [
     ("hexagon", hexagon, (Fraction(1, 2), Fraction(1)), 0.25),
     ("K2-outer", K2Ball, (Fraction(1),), 0.5),
     ("rational", lambda: RationalPolytope([[3, 1], [0, 2], [1, -1]], 6), (Fraction(1, 2), Fraction(1)), None),
+    # An elongated polytope (box 6 x 1 in lattice units): the sampler's proposal is a box, not a cube.
+    ("elongated", lambda: RationalPolytope([[1, 0], [0, 6], [1, 3]], 6), (Fraction(1), Fraction(2)), None),
 ]
 PARAMS = [pytest.param(build, rate, axes, id=f"{name}-r{rate}") for name, build, rates, axes in CASES for rate in rates]
 
@@ -367,9 +369,28 @@ def test_linf_acceptance_is_one_on_coarse_lattices():
     assert noise.acceptance_rate == 1.0
 
 
+def test_elongated_polytopes_get_a_box_proposal():
+    # Along an axis a needle is no problem: the proposal is a box of multipliers m proportional to it.
+    axis = Polytope.from_halfspaces(np.vstack([np.eye(3), -np.eye(3)]), [1.0, 1 / 16, 1 / 16] * 2)
+    noise = LatticeKNormNoise(axis, 1, axis_scale=2.0**-7)
+    assert noise._m is not None and noise._m[0] >= 8 * noise._m[1]
+    assert noise.expected_acceptance > 0.5
+    cube = LatticeKNormNoise(k3_ball(), 1, axis_scale=2.0**-7)
+    assert cube._m is None and cube._shift == 0
+
+
+def test_wrong_box_is_refused_loudly(monkeypatch):
+    # If the certified box were wrong (c too large), a live proposal would break the bound.
+    noise = LatticeKNormNoise(RationalPolytope([[1, 0], [0, 6], [1, 3]], 6), Fraction(1, 2))
+    noise._c *= 4
+    with pytest.raises(RuntimeError, match="certified box"):
+        noise.sample(2000, rng=0)
+
+
 def test_refuses_below_floor():
-    # A needle along u_1: in lattice units its box is about 128 x 1 x 1, the volume ratio 1e-4 / 4.
-    needle = Polytope.from_halfspaces(np.vstack([np.eye(3), -np.eye(3)]), [1.0, 1e-4, 1e-4] * 2)
+    # A needle along the diagonal (1, 1, 1): no box fits it; the volume ratio is about 1e-7.
+    A = np.array([[1.0, 1.0, 1.0], [1.0, -1.0, 0.0], [1.0, 1.0, -2.0]])
+    needle = Polytope.from_halfspaces(np.vstack([A, -A]), [1.0, 1e-3, 1e-3] * 2)
     noise = LatticeKNormNoise(needle, 1, axis_scale=2.0**-7)
     with pytest.raises(ValueError, match=r"accepts about .* below the floor 0.0001.*continuous knorm.noise.KNormNoise"):
         noise.sample(1, rng=0)

@@ -32,7 +32,7 @@ TABLES = [(3, 0, Fraction(1, 4)), (2, 1, Fraction(1, 2)), (5, 0, Fraction(1, 8))
 @pytest.mark.parametrize("d, j, beta", TABLES)
 def test_thresholds_bracket_the_cdf(d, j, beta):
     # Independent check in binary64: lo_x / 2^bits <= F(x) <= hi_x / 2^bits (to 1e-12).
-    table = InversionTable(d, j, beta)
+    table = InversionTable((1,) * d, j, beta)
     F = np.cumsum(radius_pmf(d, j, beta, 50 * len(table.lo)))[: len(table.lo)]
     scale = 2.0**table.bits
     assert np.all(table.lo / scale <= F + 1e-12)
@@ -46,7 +46,7 @@ def test_thresholds_bracket_the_cdf(d, j, beta):
 def test_inversion_law(d, j, beta, bits):
     # Chi-square against the exact pmf; bits = 6 and 3 send most draws through the lazy
     # exact path (finer brackets, extra bits, the tail beyond the table).
-    table = InversionTable(d, j, beta, bits=bits)
+    table = InversionTable((1,) * d, j, beta, bits=bits)
     x = table.sample(20_000, integers_only(SEED + bits))
     p = radius_pmf(d, j, beta, 50 * len(table.lo) + 100)
     counts = np.bincount(x, minlength=len(p))[: len(p)]
@@ -57,7 +57,7 @@ def test_inversion_law(d, j, beta, bits):
 def test_lazy_path_runs_and_agrees(monkeypatch):
     # With 3 bits almost every draw is undecided by the table; the lazy path is exercised.
     calls = []
-    table = InversionTable(2, 0, Fraction(1, 2), bits=3)
+    table = InversionTable((1, 1), 0, Fraction(1, 2), bits=3)
     lazy = table._invert_lazy
     monkeypatch.setattr(table, "_invert_lazy", lambda w, rng: calls.append(w) or lazy(w, rng))
     table.sample(500, integers_only(SEED))
@@ -65,42 +65,47 @@ def test_lazy_path_runs_and_agrees(monkeypatch):
     assert max(calls) == 7  # the top cell: beyond the table
 
 
-def k_pmf(d, a, radius):
-    """Exact law of k (binary64) on the box ||k||_inf <= radius: P(k) proportional to exp(-a ||k||_inf)."""
-    pts = np.array(np.meshgrid(*[np.arange(-radius, radius + 1)] * d, indexing="ij")).reshape(d, -1).T
-    p = np.exp(-float(a) * np.abs(pts).max(axis=1))
-    m = np.arange(radius + 1)
-    total = np.sum(((2 * m + 1.0) ** d - np.maximum(2 * m - 1.0, 0) ** d) * np.exp(-float(a) * m))
-    tail = 1 - p.sum() / (
-        total
-        + np.sum(
-            ((2 * np.arange(radius + 1, 50 * radius) + 1.0) ** d - (2 * np.arange(radius + 1, 50 * radius) - 1.0) ** d)
-            * np.exp(-float(a) * np.arange(radius + 1, 50 * radius))
-        )
-    )
-    return pts, p / p.sum() * (1 - tail)
+def k_pmf(m, a, radius):
+    """Exact law (binary64) of k on the box |k_i| <= m_i radius: P(k) proportional to q^Lmin(k).
+
+    Lmin(k) = max_i ceil(|k_i| / m_i); the normaliser sums q^l over the shells Lmin = l.
+    """
+    m = np.asarray(m)
+    axes = [np.arange(-mi * radius, mi * radius + 1) for mi in m]
+    pts = np.array(np.meshgrid(*axes, indexing="ij")).reshape(len(m), -1).T
+    lmin = (-(-np.abs(pts) // m)).max(axis=1)
+    q = math.exp(-float(a))
+    ell = np.arange(60 * radius, dtype=float)
+    count = np.prod(2 * np.outer(ell, m) + 1, axis=1) - np.prod(np.maximum(2 * np.outer(ell - 1, m) + 1, 0), axis=1)
+    count[0] = 1
+    return pts, q**lmin / np.sum(count * q**ell)
 
 
+@pytest.mark.parametrize("m", [(1, 1), (1, 3)])
 @pytest.mark.parametrize("table_cap", [None, 16, 64])
-def test_latent_sampler_law_of_k(monkeypatch, table_cap):
-    # The marginal of k is P(k) proportional to exp(-a ||k||_inf), with j = 0 (no rejection)
-    # and with a small table cap forcing j > 0 (digit split, tilt and box rejections).
+def test_latent_sampler_law_of_k(monkeypatch, table_cap, m):
+    # The marginal of k is P(k) proportional to q^max_i ceil(|k_i| / m_i) (for m = 1, exp(-a ||k||_inf)),
+    # with j = 0 (no rejection) and with a small table cap forcing j > 0 (digit split, tilt and
+    # box rejections).
     d, a = 2, Fraction(1, 2)
     if table_cap is not None:
         monkeypatch.setattr(linf, "_RADIUS_TABLE", table_cap)
     linf.linf_sampler.cache_clear()
     try:
-        assert (linf.linf_sampler(d, a.numerator, a.denominator).j > 0) == (table_cap is not None)
-        L, k = linf.linf_latent(d, a.numerator, a.denominator, 40_000, integers_only(SEED))
+        assert (linf.linf_sampler(d, a.numerator, a.denominator, m).j > 0) == (table_cap is not None)
+        L, k = linf.linf_latent(d, a.numerator, a.denominator, 40_000, integers_only(SEED), m=m)
     finally:
         linf.linf_sampler.cache_clear()
-    assert np.all(np.abs(k).max(axis=1) <= L)
-    # The latent radius: P(L) proportional to (2L + 1)^d q^L (the j = 0 table law).
-    assert chi2_pvalue(np.bincount(L, minlength=400)[:400], radius_pmf(d, 0, a, 400)) > ALPHA
+    mv = np.array(m)
+    assert np.all((np.abs(k) <= L[:, None] * mv).all(axis=1))
+    # The latent radius: P(L) proportional to prod_i (2 m_i L + 1) q^L.
+    ell = np.arange(400)
+    pl = np.prod(2 * np.outer(ell, mv) + 1.0, axis=1) * np.exp(-float(a) * ell)
+    assert chi2_pvalue(np.bincount(L, minlength=400)[:400], pl / pl.sum()) > ALPHA
     radius = 14
-    pts, p = k_pmf(d, a, radius)
+    pts, p = k_pmf(m, a, radius)
     index = {tuple(v): i for i, v in enumerate(pts)}
-    inside = np.abs(k).max(axis=1) <= radius
+    inside = (np.abs(k) <= radius * mv).all(axis=1)
     counts = np.bincount([index[tuple(v)] for v in k[inside]], minlength=len(pts))
     assert chi2_pvalue(np.append(counts, (~inside).sum()), np.append(p, 1 - p.sum())) > ALPHA
 
@@ -124,7 +129,7 @@ def test_acceptance_of_split_sampler_matches_series(monkeypatch):
 
 
 def test_integers_only_and_reproducible():
-    sampler = LinfLatentSampler(4, Fraction(1, 3000))
+    sampler = LinfLatentSampler((1,) * 4, Fraction(1, 3000))
     assert sampler.j > 0
     a = sampler.batch(3000, integers_only(SEED))
     b = sampler.batch(3000, integers_only(SEED))

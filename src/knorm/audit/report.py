@@ -285,7 +285,9 @@ lattice, in integer arithmetic** (`knorm.mechanisms.lattice`, `knorm.noise.Latti
   s(gamma) <= 1/2 % of Delta, and the law uses Delta~ = Delta + s(gamma), so the
   guarantee eps holds for the mechanism that runs, bit for bit;
 * k is drawn with integer and rational arithmetic only: discrete Laplace
-  coordinates for l1, an exact sampler for l_inf, and exact rejection from a box for
+  coordinates for l1, for l_inf a radius drawn by exact inversion of its tabulated law
+  (integer thresholds; finer exact brackets on the rare ties) and a uniform lattice point
+  of its box, and exact rejection from a box for
   polytopes (Polytope, K_2, K_3, LinearImage, intersections of those, the
   regression K_T, cut and split balls), and for the histogram ball of replace-one counts
   d discrete Laplaces conditioned on a zero sum, so the set of possible outputs does not

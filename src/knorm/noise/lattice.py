@@ -611,6 +611,34 @@ def _pilot_rng():
 
 
 # -- the lattice laws ---------------------------------------------------------------------
+def _proposal_box(D, box, rate):
+    """(m, c, shift) of the polytope sampler's l_inf proposal (see LatticeKNormNoise, Notes).
+
+    The cube: m = None (every m_i = 1), c = floor(D / max B), shift 0. A box with
+    integer multipliers m_i proportional to B_i (tried at 1, 2, 4 and 8 lattice units
+    per step of L on the shortest axis): c = min_i floor(D m_i / B_i) and shift 1 (the
+    ceil in Lmin costs one step of L, a factor exp(-rate c / D) of acceptance). The
+    one with the smallest proposal volume prod_i (m_i D / c) times that factor wins;
+    the box only when it is at least 10 % better.
+    """
+    box = [int(b) for b in box]
+    c_cube = D // max(box)
+    best: tuple[Any, int, int] = (None, c_cube, 0)
+    cube_cost = math.log(D / c_cube) * len(box) if c_cube else math.inf
+    cost = cube_cost
+    for mu in (1, 2, 4, 8):
+        m = tuple(max(1, round(mu * b / min(box))) for b in box)
+        c = min(D * mi // b for mi, b in zip(m, box))
+        if c < 1 or max(m) == 1 or max(m) > 1 << 20:
+            continue
+        trial = sum(math.log(mi * D / c) for mi in m) + float(rate) * c / D
+        if trial < cost:
+            best, cost = (m, c, 1), trial
+    if best[0] is not None and cost > cube_cost + math.log(0.9):
+        best = (None, c_cube, 0)
+    return best
+
+
 class LatticeKNormNoise:
     """The lattice K-norm law P(k) proportional to exp(-r ||k||_K) on Z^d, sampled exactly.
 
@@ -682,8 +710,19 @@ class LatticeKNormNoise:
     P(i) proportional to exp(-r i / D), accept iff n(k) <= c L + i. Given k, L is
     ||k||_inf plus a geometric of rate r0 (memorylessness), so c L + i is
     c ||k||_inf plus a geometric of rate r / D, which is >= n(k) with probability
-    exp(-(r / D)(n(k) - c ||k||_inf)), exactly the acceptance above. The
-    acceptance is about vol(K') / vol([-B, B]^d); a pilot run estimates it and the
+    exp(-(r / D)(n(k) - c ||k||_inf)), exactly the acceptance above. When B is
+    far from a cube the proposal is a box instead: integer multipliers m_j
+    proportional to B_j, the latent law P(L, k) proportional to
+    q0^L 1{|k_j| <= m_j L} (:class:`knorm.noise.linf.LinfLatentSampler`), whose
+    marginal is q0^Lmin(k) with Lmin(k) = max_j ceil(|k_j| / m_j), and
+    c = min_j floor(D m_j / B_j). Because of the ceil, c (Lmin(k) - 1) <= n(k)
+    is what the box guarantees, so the test is n(k) <= c (L - 1) + i, accepted
+    with probability exp(-(r / D)(n(k) - c (Lmin(k) - 1))) <= 1; the accepted law
+    is proportional to exp(-r0 Lmin(k)) exp(-(r / D)(n(k) - c Lmin(k))) =
+    exp(-r ||k||_{K'}), as required, at the price of a factor exp(-r0) of
+    acceptance. Each live proposal is checked against that bound (a wrong box
+    raises instead of sampling a wrong law). The acceptance is about
+    vol(K') / vol(proposal box); a pilot run estimates it and the
     sampler refuses (naming the continuous alternative) below 1e-4.
 
     The fast exact samplers need dyadic rates s / 2^tau (:mod:`knorm.noise.discrete`),
@@ -759,7 +798,8 @@ class LatticeKNormNoise:
             self.polytope = P
             self.sampler = "polytope: rejection from l_inf"
             self.effective_rate = _round_down(self.rate, max_tau=_MAX_TAU_POLYTOPE)
-            self._c = P.D // int(P.box.max())
+            self._m, self._c, self._shift = _proposal_box(P.D, P.box, self.effective_rate)
+            self._mv = None if self._m is None else np.array(self._m, dtype=np.int64)
             if self._c < 1:
                 raise ValueError(f"{owner}: the polytope's box exceeds its denominator D; use more denominator_bits.")
             self._r0 = self.effective_rate * self._c / P.D
@@ -836,12 +876,13 @@ class LatticeKNormNoise:
             return k
         P, c = self.polytope, self._c
         r0 = self._r0
-        L, k = linf_latent(self.dim, r0.numerator, r0.denominator, n, rng)
-        base = c * L
-        # num = D ||k||_{K'} where it can matter (below c L + c); larger values reject anyway.
-        if L.size and int(L.max()) > INT64_MAX // P._row_l1:  # N k must fit in int64
+        L, k = linf_latent(self.dim, r0.numerator, r0.denominator, n, rng, m=self._m)
+        base = c * (L - self._shift)
+        # num = D ||k||_{K'} where it can matter (below base + c); larger values reject anyway.
+        if k.size and int(np.abs(k).max()) > INT64_MAX // P._row_l1:  # N k must fit in int64
             raise OverflowError("LatticeKNormNoise: a proposal left the int64 range of N k.")
         alive, num = P._numerator_below(k, base + c)
+        self._check_box(k[alive], num)
         nb = base[alive]
         now = num <= nb  # n(k) <= c L: accepted whatever i is
         ok = np.zeros(n, dtype=bool)
@@ -852,6 +893,24 @@ class LatticeKNormNoise:
         stats.proposed += n
         stats.accepted += int(ok.sum())
         return k[ok]
+
+    def _check_box(self, k, num):
+        """Refuse to go on if c (Lmin(k) - shift) > n(k) for a live proposal (the box bound failed).
+
+        The acceptance exp(-(r / D)(n(k) - c (Lmin(k) - shift))) is a probability only
+        when that bound holds; it follows from K' inside its certified box, and this
+        check makes a wrong box loud instead of a silently wrong law.
+        """
+        if not len(k):
+            return
+        a = np.abs(k)
+        mv = self._mv
+        lmin = a.max(axis=1) if mv is None else ((a + (mv - 1)) // mv).max(axis=1)
+        if np.any(self._c * (lmin - self._shift) > num):
+            raise RuntimeError(
+                "LatticeKNormNoise: a proposal lies outside the certified box of the polytope "
+                "(c Lmin(k) > D ||k||_K'); refusing to sample a wrong law."
+            )
 
     def _tilted_index(self, n, rng):
         """n draws of i on {0, ..., c - 1} with P(i) proportional to exp(-r i / D) (uniform, then Bernoulli)."""

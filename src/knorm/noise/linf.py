@@ -58,22 +58,25 @@ class _Underflow(ArithmeticError):
 
 
 class InversionTable:
-    """Exact inversion sampler of a law on {0, 1, 2, ...} with P(x) proportional to w(x) q^x.
+    """Exact inversion sampler of the radius law P(h) proportional to w(h) q^h on {0, 1, 2, ...}.
 
-    The law is P(h) proportional to B_h^d q^h with B_h = 2^(j+1) (h + 1) - 1 (for
-    j = 0, (2h + 1)^d q^h: the l_inf lattice radius law).
+    The weight is w(h) = prod_i B_{h,i} with B_{h,i} = m_i (2^(j+1) (h + 1) - 2) + 1
+    and q = exp(-beta); for j = 0 and every m_i = 1 it is (2h + 1)^d q^h, the
+    l_inf lattice radius law (:class:`LinfLatentSampler`).
 
     Parameters
     ----------
-    d : int
-        Dimension (>= 1).
+    m : tuple of int
+        Per-axis multipliers m_i >= 1 (its length is the dimension d).
     j : int
         Digit shift (>= 0) of :class:`LinfLatentSampler`.
     beta : Fraction
-        q = exp(-beta), beta > 0 rational.
+        The rate: q = exp(-beta), beta > 0 rational.
     bits : int, default 62
         Bits of the uniform compared with the table; smaller values (tests) make
         the exact tie path frequent.
+    max_size : int, default 2^17
+        Largest table; a law that needs more raises ``TableTooLarge``.
 
     Notes
     -----
@@ -92,11 +95,13 @@ class InversionTable:
     resolved the same exact way.
     """
 
-    def __init__(self, d, j, beta, *, bits=_BITS, max_size=MAX_TABLE):
-        self.d, self.j, self.beta = int(d), int(j), Fraction(beta)
+    def __init__(self, m, j, beta, *, bits=_BITS, max_size=MAX_TABLE):
+        self.m, self.j, self.beta = tuple(int(v) for v in m), int(j), Fraction(beta)
+        self.d = len(self.m)
         self.bits, self.max_size = int(bits), int(max_size)
         top = 1 << (self.j + 1)
-        self._weight = lambda h: (top * (h + 1) - 1) ** self.d
+        groups = [(v, self.m.count(v)) for v in sorted(set(self.m))]
+        self._weight = lambda h: math.prod((v * (top * (h + 1) - 2) + 1) ** c for v, c in groups)
         self._lazy_scan: dict = {}
         # Bits by which q^x shrinks over the expected range (doubled on underflow).
         self._depth = 32 + math.ceil(1.5 * float(self.beta) * _estimated_length(self.d, self.beta) * math.log2(math.e))
@@ -192,7 +197,20 @@ class InversionTable:
 
     # -- sampling --------------------------------------------------------------------
     def sample(self, n, rng):
-        """n exact draws (int64)."""
+        """Draw n values of the law exactly.
+
+        Parameters
+        ----------
+        n : int
+            Number of draws.
+        rng : numpy.random.Generator
+            Source of randomness (only ``integers`` is called).
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+            The draws.
+        """
         w = (rng.integers(0, 2**64, size=n, dtype=np.uint64) >> np.uint64(64 - self.bits)).view(np.int64)
         cell = w >> self._gshift
         x = self._start[cell]  # first x with lo_x > w: certainly U < F(x)
@@ -247,8 +265,8 @@ class InversionTable:
 
 
 @functools.lru_cache(maxsize=32)
-def _table(d, j, beta):
-    return InversionTable(d, j, beta)
+def _table(m, j, beta):
+    return InversionTable(m, j, beta)
 
 
 def _estimated_length(d, rate):
@@ -258,40 +276,47 @@ def _estimated_length(d, rate):
 
 # -- box coordinates ----------------------------------------------------------------
 def uniform_rows(bound, d, rng):
-    """W uniform on {0, ..., bound_i - 1}^d per row i (int64, shape (len(bound), d)); int64 bound >= 1.
+    """Uniform integers W_ri on {0, ..., bound_ri - 1}, as int64 of shape (rows, d).
 
+    ``bound`` is int64 >= 1 of shape (rows,) (one bound per row) or (rows, d).
     Lemire's (2019) multiply-and-reject on the 32-bit halves of uniform words when
     every bound is at most 2^32: with x a uniform 32-bit word, x h / 2^32 is kept
-    unless (x h mod 2^32) < 2^32 mod h; the rare rejected words are redrawn by
-    :func:`knorm.noise.discrete._uniform_below`. numpy's bounded integers otherwise.
+    unless (x h mod 2^32) < 2^32 mod h; the rare rejected words are redrawn with
+    numpy's bounded integers (exact too). numpy's bounded integers otherwise.
     """
-    h = bound[:, None]
+    h = bound[:, None] if bound.ndim == 1 else bound
+    full = np.broadcast_to(h, (len(bound), d))
     if not h.size or int(h.max()) > _U32:
-        return discrete._uniform_below(np.repeat(h, d, axis=1), rng)
+        return discrete._uniform_below(np.ascontiguousarray(full), rng)
     hu = h.view(np.uint64)
     size = len(bound) * d
     m = rng.integers(0, 2**64, size=(size + 1) // 2, dtype=np.uint64).view(np.uint32)[:size].reshape(-1, d) * hu
     low = m.view(np.uint32)[:, 0::2]  # x h mod 2^32 (little-endian halves)
-    if np.little_endian is False:  # pragma: no cover - big-endian machines
+    if not np.little_endian:  # pragma: no cover - big-endian machines
         low = (m & np.uint64(_U32 - 1)).astype(np.uint32)
     threshold = ((np.uint64(_U32) - hu) % hu).astype(np.uint32)
     bad = np.flatnonzero(low < threshold)
     w = (m >> np.uint64(32)).view(np.int64)
     if bad.size:  # numpy's bounded integers are exact too (rejection), and cheap for a few
-        w.reshape(-1)[bad] = rng.integers(0, bound[bad // d])
+        w.reshape(-1)[bad] = rng.integers(0, full.reshape(-1)[bad])
     return w
 
 
 # -- the sampler of (L, k) -------------------------------------------------------------
 class LinfLatentSampler:
-    """Exact draws of (L, k) with P(L, k) proportional to q^L 1{||k||_inf <= L}, q = exp(-a).
+    """Exact draws of (L, k) with P(L, k) proportional to q^L 1{|k_i| <= m_i L for all i}, q = exp(-a).
+
+    With every m_i = 1 the marginal of k is the l_inf lattice law
+    P(k) proportional to q^{||k||_inf}; in general it is q^{max_i ceil(|k_i| / m_i)},
+    the proposal of :class:`knorm.noise.lattice.LatticeKNormNoise` for polytopes
+    whose box is far from a cube.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    m : tuple of int
+        Per-axis multipliers m_i >= 1 (its length is the dimension d).
     a : Fraction
-        The rate a > 0 (per lattice unit).
+        The rate a > 0 per unit of L.
 
     Attributes
     ----------
@@ -303,69 +328,130 @@ class LinfLatentSampler:
     Notes
     -----
     L = 2^j H + R with R on {0, ..., 2^j - 1}. H is drawn from its tabulated law
-    P(H = h) proportional to B_h^d exp(-a 2^j h), B_h = 2^(j+1) (h + 1) - 1
-    (:class:`InversionTable`), R uniformly; then (H, R) is kept with probability
-    exp(-a R) (CKS Algorithm 1) times ((2L + 1) / B_h)^d, the second factor
-    realised by d uniform integers W_i on {0, ..., B_h - 1}: kept iff every
-    W_i <= 2L, and then k_i = W_i - L is uniform on {-L, ..., L}. B_h >= 2L + 1
-    because 2L + 1 <= 2^(j+1) h + 2^(j+1) - 1. The accepted (h, r, k) have
-    probability proportional to B_h^d q^(2^j h) exp(-a r) B_h^-d 1{||k||_inf <= L}
-    = q^L 1{||k||_inf <= L}, the latent law. With j = 0, B_h = 2L + 1 and
-    nothing is rejected. j is the smallest with a table of at most 2^16 entries,
-    so beta = a 2^j is about d / 2^16 at most, and the acceptance about exp(-beta).
+    P(H = h) proportional to prod_i B_{h,i} exp(-a 2^j h),
+    B_{h,i} = m_i (2^(j+1) (h + 1) - 2) + 1 (:class:`InversionTable`), R
+    uniformly; then (H, R) is kept with probability exp(-a R) (CKS Algorithm 1)
+    times prod_i (2 m_i L + 1) / B_{h,i}, the second factor realised by uniform
+    integers W_i on {0, ..., B_{h,i} - 1}: kept iff every W_i <= 2 m_i L, and
+    then k_i = W_i - m_i L is uniform on {-m_i L, ..., m_i L}. B_{h,i} >= 2 m_i L + 1
+    because L <= 2^j h + 2^j - 1. The accepted (h, r, k) have probability
+    proportional to q^(2^j h) exp(-a r) 1{|k_i| <= m_i L} = q^L 1{|k_i| <= m_i L},
+    the latent law; summing over L >= max_i ceil(|k_i| / m_i) gives the marginal.
+    With j = 0, B_{h,i} = 2 m_i L + 1 and nothing is rejected. j is the smallest
+    with a table of at most 2^16 entries, so beta = a 2^j is at most about
+    d / 2^16 and the acceptance about exp(-beta).
     """
 
-    def __init__(self, d, a):
-        self.d, self.a = int(d), Fraction(a)
+    def __init__(self, m, a):
+        self.m, self.a = tuple(int(v) for v in m), Fraction(a)
+        self.d = d = len(self.m)
         j = 0
         while _estimated_length(d, self.a * (1 << j)) > _RADIUS_TABLE:
             j += 1
         self.j, self.beta = j, self.a * (1 << j)
-        self.table = _table(self.d, j, self.beta)
+        self.table = _table(self.m, j, self.beta)
         self.acceptance = 1.0 if j == 0 else None
+        self._mv = None if set(self.m) == {1} else np.array(self.m, dtype=np.int64)
 
     def batch(self, n, rng):
-        """n proposals; returns the accepted (L, k) (all n of them when j = 0)."""
-        d, j, a = self.d, self.j, self.a
+        """Draw n proposals and return the accepted ones.
+
+        Parameters
+        ----------
+        n : int
+            Number of proposals.
+        rng : numpy.random.Generator
+            Source of randomness (only ``integers`` is called).
+
+        Returns
+        -------
+        L : ndarray of int64, shape (k,)
+            The latent radii of the accepted proposals (k = n when j = 0).
+        k : ndarray of int64, shape (k, d)
+            The lattice points.
+        """
+        d, j, a, mv = self.d, self.j, self.a, self._mv
         H = self.table.sample(n, rng)
         if j:
             R = rng.integers(0, 1 << j, size=n, dtype=np.int64)
-            if self.beta <= 1:  # a R < 1: CKS Algorithm 1 directly, with a scalar denominator (fast)
-                keep = discrete._bernoulli_exp_frac(R * a.numerator, a.denominator, rng)
+            if self.beta <= 1:  # a R < 1: CKS Algorithm 1; its first round fails but with probability a R
+                num = R * a.numerator
+                hit = rng.integers(0, a.denominator, size=n, dtype=np.int64) < num  # round 1: Bernoulli(a R)
+                keep = ~hit  # K = 1 (odd): kept
+                if hit.any():
+                    idx = np.flatnonzero(hit)
+                    keep[idx] = discrete._continue_alg1(num[idx], a.denominator, 2, rng)
             else:
                 keep = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
             L = (H << j) + R
-            B = ((H + 1) << (j + 1)) - 1
+            top = ((H + 1) << (j + 1)) - 2  # B_{h,i} = m_i top + 1
         else:
             L = H
-            B = 2 * H + 1
+            top = 2 * H
         k = np.empty((len(L), d), dtype=np.int64)
         rows = max(1, _BOX_BLOCK // d)
         pos = 0  # accepted rows are packed in place at the front of k and L
         for s in range(0, len(L), rows):  # blocks of rows keep the (rows, d) temporaries small
-            Lb, Bb = L[s : s + rows], B[s : s + rows]
-            w = uniform_rows(Bb, d, rng)
-            if j:  # kept iff the tilt kept it and every W_i <= 2L (both rare: test the block first)
+            Lb, tb = L[s : s + rows], top[s : s + rows]
+            half = Lb[:, None] if mv is None else Lb[:, None] * mv  # m_i L
+            w = uniform_rows(tb + 1 if mv is None else tb[:, None] * mv + 1, d, rng)
+            if j:  # kept iff the tilt kept it and every W_i <= 2 m_i L (both rare: test the block first)
                 kb = keep[s : s + rows]
-                over = w > 2 * Lb[:, None]
+                over = w > 2 * half
                 if over.any() or not kb.all():
                     ok = kb & ~over.any(axis=1)
-                    Lb, w = Lb[ok], w[ok]
-            np.subtract(w, Lb[:, None], out=k[pos : pos + len(Lb)])
+                    Lb, w, half = Lb[ok], w[ok], half[ok]
+            np.subtract(w, half, out=k[pos : pos + len(Lb)])
             L[pos : pos + len(Lb)] = Lb
             pos += len(Lb)
         return L[:pos], k[:pos]
 
 
 @functools.lru_cache(maxsize=64)
-def linf_sampler(d, s, t):
-    """The :class:`LinfLatentSampler` of dimension d and rate s / t (cached)."""
-    return LinfLatentSampler(d, Fraction(s, t))
+def linf_sampler(d, s, t, m=None):
+    """Return the (cached) :class:`LinfLatentSampler` of rate s / t, multipliers m (default all 1).
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    s, t : int
+        The rate a = s / t.
+    m : tuple of int, optional
+        Per-axis multipliers (length d); all ones by default.
+
+    Returns
+    -------
+    LinfLatentSampler
+        The sampler.
+    """
+    return LinfLatentSampler(m or (1,) * d, Fraction(s, t))
 
 
-def linf_latent(d, s, t, n, rng):
-    """n exact draws (L, k) with P(L, k) proportional to q^L 1{||k||_inf <= L}, q = exp(-s/t)."""
-    sampler = linf_sampler(d, s, t)
+def linf_latent(d, s, t, n, rng, m=None):
+    """Draw n exact pairs (L, k) with P(L, k) proportional to q^L 1{|k_i| <= m_i L}, q = exp(-s/t).
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    s, t : int
+        The rate s / t per unit of L.
+    n : int
+        Number of pairs.
+    rng : numpy.random.Generator
+        Source of randomness (only ``integers`` is called).
+    m : tuple of int, optional
+        Per-axis multipliers (length d); all ones by default.
+
+    Returns
+    -------
+    L : ndarray of int64, shape (n,)
+        The latent radii.
+    k : ndarray of int64, shape (n, d)
+        The lattice points.
+    """
+    sampler = linf_sampler(d, s, t, m)
     L_out = np.empty(n, dtype=np.int64)
     k_out = np.empty((n, d), dtype=np.int64)
     cap = max(64, (1 << 22) // (d + 1))
