@@ -10,7 +10,7 @@ tabulated law (:class:`InversionTable`), R uniformly, and the pair is kept by
 exact Bernoulli trials, one of which is realised by the box coordinates
 themselves (:class:`LinfLatentSampler`, Notes). On coarse lattices j = 0 and L
 comes straight from its law P(L) proportional to (2L + 1)^d q^L, with no
-rejection; on fine ones j keeps the table at most 2^16 entries long and the
+rejection; on fine ones j keeps the table at most 2^15 entries long and the
 acceptance is about exp(-a 2^j), above 0.99 for d <= 100.
 
 Every decision compares integers; randomness comes from ``rng.integers`` only.
@@ -41,7 +41,10 @@ _BITS = 62
 # Largest table (entries); its build costs a few microseconds per entry.
 MAX_TABLE = 1 << 17
 # A radius table is used when its estimated length is at most this.
-_RADIUS_TABLE = 1 << 16
+_RADIUS_TABLE = 1 << 15
+# The table stops where the tail mass is below 2^-this (it also bounds the relative error of the
+# normaliser, so the brackets stay a few units wide); rarer draws go through the exact lazy path.
+_TABLE_TAIL_BITS = 64
 # Box coordinates are drawn in blocks of about this many entries.
 _BOX_BLOCK = 1 << 15
 _U32 = 1 << 32
@@ -91,8 +94,9 @@ class InversionTable:
     W of U, W < lo_x proves U < F(x) and W >= hi_x proves U >= F(x); otherwise
     (probability about 2^-60 per draw at the default) more bits of U are drawn,
     64 at a time, and compared with finer brackets of F until one decides. The
-    table stops once the tail is below 2^-(bits + 2); a draw beyond it is
-    resolved the same exact way.
+    table stops once the tail is below 2^-64; a draw beyond it is resolved the
+    same exact way. The prefix sums are kept truncated to bits + 64 bits, always
+    rounded so that the brackets stay valid.
     """
 
     def __init__(self, m, j, beta, *, bits=_BITS, max_size=MAX_TABLE):
@@ -101,16 +105,20 @@ class InversionTable:
         self.bits, self.max_size = int(bits), int(max_size)
         top = 1 << (self.j + 1)
         groups = [(v, self.m.count(v)) for v in sorted(set(self.m))]
-        self._weight = lambda h: math.prod((v * (top * (h + 1) - 2) + 1) ** c for v, c in groups)
+        if len(groups) == 1:  # one multiplier (the l_inf law): a single power
+            ((v, c),) = groups
+            self._weight = lambda h: (v * (top * (h + 1) - 2) + 1) ** c
+        else:
+            self._weight = lambda h: math.prod((v * (top * (h + 1) - 2) + 1) ** c for v, c in groups)
         self._lazy_scan: dict = {}
         # Bits by which q^x shrinks over the expected range (doubled on underflow).
         self._depth = 32 + math.ceil(1.5 * float(self.beta) * _estimated_length(self.d, self.beta) * math.log2(math.e))
         prec = self.bits + 48 + max_size.bit_length()
-        Zl, Zh, end = self._normaliser(prec, 0, self.bits + 2)
-        lo, hi = np.empty(end + 1, dtype=np.int64), np.empty(end + 1, dtype=np.int64)
-        for x, (sl, sh) in enumerate(self._prefix_sums(prec, end)):
-            lo[x] = (sl << self.bits) // Zh
-            hi[x] = min(-(-(sh << self.bits) // Zl), (1 << self.bits))
+        sums, Zl, Zh, end = self._scan(prec, 0, _TABLE_TAIL_BITS, self.bits)
+        lo = np.empty(end + 1, dtype=np.int64)
+        hi = np.empty(end + 1, dtype=np.int64)
+        for x in range(end + 1):
+            lo[x], hi[x] = _bracket(sums[x], Zl, Zh, self.bits)
         self.lo, self.hi = lo, hi
         self._hi_pad = np.append(hi, 1 << self.bits)  # hi[-1] reads as "certainly above" never
         # Guide table (Chen & Asau 1974) on the top g bits of w: the answer for w in cell c is
@@ -144,40 +152,40 @@ class InversionTable:
             pl, ph = (pl * ql) >> P, -((-ph * qh) >> P)
             x += 1
 
-    def _normaliser(self, prec, need, tail_bits):
-        """(Zl, Zh, end): Zl <= 2^P Z <= Zh with tail beyond ``end`` below 2^-tail_bits of Z; end >= need."""
+    def _scan(self, prec, need, tail_bits, out_bits):
+        """(sums, Zl, Zh, end): Zl <= 2^P Z <= Zh, end >= need with the tail beyond it below 2^-tail_bits of Z.
+
+        ``sums[x]`` is (al, ah, s) with al 2^s <= 2^P S(x) <= (ah + 1) 2^s, S the prefix
+        sums of the weights, truncated to out_bits + 64 bits (enough for thresholds of
+        out_bits). P = prec + the current depth; an underflow of q^x doubles the depth.
+        """
         while True:
             try:
-                return self._normaliser_at(prec, need, tail_bits)
+                return self._scan_at(prec, need, tail_bits, out_bits + 64)
             except _Underflow:
                 self._depth *= 2
 
-    def _normaliser_at(self, prec, need, tail_bits):
+    def _scan_at(self, prec, need, tail_bits, keep):
         P = prec + self._depth
         _, qh = _exp_neg_interval(self.beta, P)
         Sl = Sh = 0
+        sums = []
         for x, w, pl, ph in self._terms(prec):
             Sl, Sh = Sl + w * pl, Sh + w * ph
+            cut = max(0, Sh.bit_length() - keep)
+            sums.append((Sl >> cut, Sh >> cut, cut))
             if x >= need and x % 16 == 15:  # the (costly) tail test every 16 terms
                 w1 = self._weight(x + 1)
                 den = (w << P) - w1 * qh  # 2^P w (1 - rho_upper)
                 if den > 0:
                     tail = -(-(w * ph * w1 * qh) // den)  # >= t_x rho / (1 - rho), scaled
                     if tail << tail_bits <= Sl:
-                        return Sl, Sh + tail, x
+                        return sums, Sl, Sh + tail, x
             if x >= self.max_size:
                 raise TableTooLarge(
                     f"the radius law (d = {self.d}, j = {self.j}) needs more than {self.max_size} table entries"
                 )
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _prefix_sums(self, prec, end):
-        Sl = Sh = 0
-        for x, w, pl, ph in self._terms(prec):
-            if x > end:
-                return
-            Sl, Sh = Sl + w * pl, Sh + w * ph
-            yield Sl, Sh
 
     def _cdf_bracket(self, x, prec):
         """Integers lo <= 2^prec F(x) <= hi, hi - lo small (computed afresh; cached per precision)."""
@@ -185,15 +193,12 @@ class InversionTable:
         scan = self._lazy_scan.get(key)
         if scan is None or x > scan[3]:
             inner = prec + 48 + max(x, len(self.lo)).bit_length()
-            Zl, Zh, end = self._normaliser(inner, x, prec + 8)
-            sums = list(self._prefix_sums(inner, end))
-            scan = (sums, Zl, Zh, end)
+            scan = self._scan(inner, x, prec + 8, prec)
             if len(self._lazy_scan) >= 4:  # the lazy path is rare: keep a few precisions only
                 self._lazy_scan.pop(next(iter(self._lazy_scan)))
             self._lazy_scan[key] = scan
         sums, Zl, Zh, _ = scan
-        sl, sh = sums[x]
-        return (sl << prec) // Zh, -(-(sh << prec) // Zl)
+        return _bracket(sums[x], Zl, Zh, prec)
 
     # -- sampling --------------------------------------------------------------------
     def sample(self, n, rng):
@@ -262,6 +267,23 @@ class InversionTable:
             else:
                 lo_x = mid + 1
         return lo_x
+
+
+def _bracket(entry, Zl, Zh, bits):
+    """Integers lo <= 2^bits S / Z <= hi from a truncated prefix sum and Zl <= Z <= Zh (same scale).
+
+    entry = (al, ah, s) with al 2^s <= S <= (ah + 1) 2^s; Z is truncated to about bits + 64
+    bits too, rounding so that both bounds stay valid (lower over upper, upper over lower).
+    """
+    al, ah, s = entry
+    t = max(0, Zl.bit_length() - (bits + 64))
+    zh, zl = (Zh >> t) + 1, Zl >> t  # Zh <= zh 2^t, Zl >= zl 2^t
+    e = s + bits - t
+    if e >= 0:
+        lo, hi = (al << e) // zh, -(-((ah + 1) << e) // zl)
+    else:
+        lo, hi = al // (zh << -e), -(-(ah + 1) // (zl << -e))
+    return lo, min(hi, 1 << bits)
 
 
 @functools.lru_cache(maxsize=32)
@@ -338,8 +360,8 @@ class LinfLatentSampler:
     proportional to q^(2^j h) exp(-a r) 1{|k_i| <= m_i L} = q^L 1{|k_i| <= m_i L},
     the latent law; summing over L >= max_i ceil(|k_i| / m_i) gives the marginal.
     With j = 0, B_{h,i} = 2 m_i L + 1 and nothing is rejected. j is the smallest
-    with a table of at most 2^16 entries, so beta = a 2^j is at most about
-    d / 2^16 and the acceptance about exp(-beta).
+    with a table of at most 2^15 entries, so beta = a 2^j is at most about
+    d / 2^15 and the acceptance about exp(-beta).
     """
 
     def __init__(self, m, a):
@@ -376,10 +398,9 @@ class LinfLatentSampler:
             R = rng.integers(0, 1 << j, size=n, dtype=np.int64)
             if self.beta <= 1:  # a R < 1: CKS Algorithm 1; its first round fails but with probability a R
                 num = R * a.numerator
-                hit = rng.integers(0, a.denominator, size=n, dtype=np.int64) < num  # round 1: Bernoulli(a R)
-                keep = ~hit  # K = 1 (odd): kept
-                if hit.any():
-                    idx = np.flatnonzero(hit)
+                keep = rng.integers(0, a.denominator, size=n, dtype=np.int64) >= num  # round 1 failed: K = 1
+                idx = np.flatnonzero(~keep)  # round 1 succeeded (probability a R): go on
+                if idx.size:
                     keep[idx] = discrete._continue_alg1(num[idx], a.denominator, 2, rng)
             else:
                 keep = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
@@ -388,21 +409,30 @@ class LinfLatentSampler:
         else:
             L = H
             top = 2 * H
+        if mv is None:
+            top += 1  # the bound B_h itself
         k = np.empty((len(L), d), dtype=np.int64)
         rows = max(1, _BOX_BLOCK // d)
         pos = 0  # accepted rows are packed in place at the front of k and L
         for s in range(0, len(L), rows):  # blocks of rows keep the (rows, d) temporaries small
             Lb, tb = L[s : s + rows], top[s : s + rows]
             half = Lb[:, None] if mv is None else Lb[:, None] * mv  # m_i L
-            w = uniform_rows(tb + 1 if mv is None else tb[:, None] * mv + 1, d, rng)
+            w = uniform_rows(tb if mv is None else tb[:, None] * mv + 1, d, rng)
             if j:  # kept iff the tilt kept it and every W_i <= 2 m_i L (both rare: test the block first)
                 kb = keep[s : s + rows]
-                over = w > 2 * half
-                if over.any() or not kb.all():
-                    ok = kb & ~over.any(axis=1)
+                if mv is None and d >= 16:  # long rows: one max per row is the cheaper test
+                    ok = kb & (w.max(axis=1) <= 2 * Lb)
+                    bad = not ok.all()
+                else:
+                    over = w > 2 * half
+                    bad = bool(over.any()) or not kb.all()
+                    if bad:
+                        ok = kb & ~over.any(axis=1)
+                if bad:
                     Lb, w, half = Lb[ok], w[ok], half[ok]
             np.subtract(w, half, out=k[pos : pos + len(Lb)])
-            L[pos : pos + len(Lb)] = Lb
+            if pos != s or len(Lb) != len(tb):  # rows were dropped: pack the radii down
+                L[pos : pos + len(Lb)] = Lb
             pos += len(Lb)
         return L[:pos], k[:pos]
 
