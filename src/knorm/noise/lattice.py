@@ -263,7 +263,8 @@ class RationalPolytope:
         """int64 max_i rows_i . p for each point p of ``pts``, in pieces of at most _BLAS_MNK multiply-adds.
 
         For binary64 ``rows``/``pts`` the products must be exact integers (see :meth:`_float_exact`);
-        they are converted to int64 before the maximum. The product is laid out with the longer
+        the maximum of exactly represented integers is exact, so it is taken in binary64 and only
+        the maxima are converted to int64 (exactly). The product is laid out with the longer
         of (rows, points) along the contiguous axis, where numpy's maximum is fast.
         """
         if rows.size > _BLAS_MNK and len(rows) > 1:  # too many rows for one call even with one point: split them
@@ -276,15 +277,14 @@ class RationalPolytope:
         wide = len(rows) <= min(len(pts), step)  # (rows, points) layout, maximum over axis 0
         if len(pts) <= step:
             if wide:
-                return (rows @ pts.T).astype(np.int64, copy=False).max(axis=0)
-            return (pts @ rows.T).astype(np.int64, copy=False).max(axis=1)
+                return (rows @ pts.T).max(axis=0).astype(np.int64, copy=False)
+            return (pts @ rows.T).max(axis=1).astype(np.int64, copy=False)
         out = np.empty(len(pts), dtype=np.int64)
         for s in range(0, len(pts), step):
             if wide:
-                v = (rows @ pts[s : s + step].T).astype(np.int64, copy=False)
-                np.max(v, axis=0, out=out[s : s + step])
+                out[s : s + step] = (rows @ pts[s : s + step].T).max(axis=0)
             else:
-                np.max((pts[s : s + step] @ rows.T).astype(np.int64, copy=False), axis=1, out=out[s : s + step])
+                out[s : s + step] = (pts[s : s + step] @ rows.T).max(axis=1)
         return out
 
     def _float_exact(self, k):
@@ -297,8 +297,8 @@ class RationalPolytope:
         a correctly rounded multiply, add or fused multiply-add of exact values whose exact result
         is representable returns that result. So a BLAS dgemm, which forms each entry of N k as a
         sum of its d products (any summation order, blocking, vectorisation, FMA or not), returns
-        the exact integers N_i . k; they are converted back to int64 (exactly) before any
-        comparison. The only assumption is that the dgemm computes sums of those products (true of
+        the exact integers N_i . k; their maximum is exact too, and it is converted back to int64
+        (exactly) before any comparison with a limit. The only assumption is that the dgemm computes sums of those products (true of
         OpenBLAS, MKL, BLIS, Accelerate and numpy's own loops; a Strassen-type algorithm would
         form other intermediates, and none of these uses one for dgemm).
         """
@@ -331,7 +331,7 @@ class RationalPolytope:
         Rows of N are tried in growing blocks, in a fixed shuffled order, and a point
         leaves as soon as one row reaches its limit (most rejected proposals do so in
         the first block). Points go through in chunks of 8192; N k is formed in binary64
-        when :meth:`_float_exact` allows (exact integers, converted to int64 before the
+        when :meth:`_float_exact` allows (exact integers; the maxima, exact too, are converted to int64 before the
         maximum and the comparison), in int64 otherwise. ``use_float`` as in :meth:`_numerator`.
         """
         if use_float is None:

@@ -308,19 +308,24 @@ def uniform_rows(bound, d, rng):
     """
     h = bound[:, None] if bound.ndim == 1 else bound
     full = np.broadcast_to(h, (len(bound), d))
-    if not h.size or int(h.max()) > _U32:
+    if not h.size or int(h.max()) >= _U32:
         return discrete._uniform_below(np.ascontiguousarray(full), rng)
-    hu = h.view(np.uint64)
     size = len(bound) * d
-    m = rng.integers(0, 2**64, size=(size + 1) // 2, dtype=np.uint64).view(np.uint32)[:size].reshape(-1, d) * hu
+    m = rng.integers(0, 2**64, size=(size + 1) // 2, dtype=np.uint64).view(np.uint32)[:size].reshape(-1, d) * h.view(
+        np.uint64
+    )
     low = m.view(np.uint32)[:, 0::2]  # x h mod 2^32 (little-endian halves)
     if not np.little_endian:  # pragma: no cover - big-endian machines
         low = (m & np.uint64(_U32 - 1)).astype(np.uint32)
-    threshold = ((np.uint64(_U32) - hu) % hu).astype(np.uint32)
-    bad = np.flatnonzero(low < threshold)
+    # Rejection needs low < 2^32 mod h, so low < h: test that cheap bound, then the exact one there.
+    sus = np.flatnonzero(low < h.astype(np.uint32))
     w = (m >> np.uint64(32)).view(np.int64)
-    if bad.size:  # numpy's bounded integers are exact too (rejection), and cheap for a few
-        w.reshape(-1)[bad] = rng.integers(0, full.reshape(-1)[bad])
+    if sus.size:
+        r, c = np.divmod(sus, d)
+        hs = full[r, c].astype(np.uint64)
+        bad = low[r, c] < (np.uint64(_U32) - hs) % hs
+        if bad.any():  # numpy's bounded integers are exact too (rejection), and cheap for a few
+            w[r[bad], c[bad]] = rng.integers(0, full[r[bad], c[bad]])
     return w
 
 
