@@ -10,8 +10,8 @@ tabulated law (:class:`InversionTable`), R uniformly, and the pair is kept by
 exact Bernoulli trials, one of which is realised by the box coordinates
 themselves (:class:`LinfLatentSampler`, Notes). On coarse lattices j = 0 and L
 comes straight from its law P(L) proportional to (2L + 1)^d q^L, with no
-rejection; on fine ones j keeps the table at most 2^13 entries long and the
-acceptance is about exp(-a 2^j), above 0.96 for d <= 100.
+rejection; on fine ones j keeps the table at most 2^15 entries long and the
+acceptance is about exp(-a 2^j), above 0.98 for d <= 100.
 
 Every decision compares integers; randomness comes from ``rng.integers`` only.
 
@@ -41,7 +41,7 @@ _BITS = 62
 # Largest table (entries); its build costs a few microseconds per entry.
 MAX_TABLE = 1 << 17
 # A radius table is used when its estimated length is at most this.
-_RADIUS_TABLE = 1 << 13
+_RADIUS_TABLE = 1 << 15
 # The table stops where the tail mass is below 2^-this (it also bounds the relative error of the
 # normaliser, so the brackets stay a few units wide); rarer draws go through the exact lazy path.
 _TABLE_TAIL_BITS = 64
@@ -365,8 +365,8 @@ class LinfLatentSampler:
     proportional to q^(2^j h) exp(-a r) 1{|k_i| <= m_i L} = q^L 1{|k_i| <= m_i L},
     the latent law; summing over L >= max_i ceil(|k_i| / m_i) gives the marginal.
     With j = 0, B_{h,i} = 2 m_i L + 1 and nothing is rejected. j is the smallest
-    with a table of at most 2^13 entries, so beta = a 2^j is at most about
-    (d + 12 sqrt(d) + 40) / 2^13 and the acceptance about exp(-beta).
+    with a table of at most 2^15 entries, so beta = a 2^j is at most about
+    (d + 12 sqrt(d) + 40) / 2^15 and the acceptance about exp(-beta).
     """
 
     def __init__(self, m, a):
