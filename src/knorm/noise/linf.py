@@ -428,11 +428,12 @@ class LinfLatentSampler:
                 if mv is None and d >= 16:  # long rows: one max per row is the cheaper test
                     ok = kb & (w.max(axis=1) <= 2 * Lb)
                     bad = not ok.all()
-                else:
-                    over = w > 2 * half
-                    bad = bool(over.any()) or not kb.all()
+                else:  # short rows: find the few failing entries, not a per-row reduction
+                    fail = np.flatnonzero(w > 2 * half)
+                    bad = bool(fail.size) or not kb.all()
                     if bad:
-                        ok = kb & ~over.any(axis=1)
+                        ok = kb.copy()
+                        ok[fail // d] = False
                 if bad:
                     Lb, w, half = Lb[ok], w[ok], half[ok]
             np.subtract(w, half, out=k[pos : pos + len(Lb)])
