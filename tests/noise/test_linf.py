@@ -131,9 +131,9 @@ def test_acceptance_of_split_sampler_matches_series(monkeypatch):
 def test_integers_only_and_reproducible():
     sampler = LinfLatentSampler((1,) * 4, Fraction(1, 3000))
     assert sampler.j > 0
-    a = sampler.batch(3000, integers_only(SEED))
-    b = sampler.batch(3000, integers_only(SEED))
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    a = sampler.draw(3000, integers_only(SEED))
+    b = sampler.draw(3000, integers_only(SEED))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2] > 3000
 
 
 def test_uniform_rows_is_uniform_including_redraws():

@@ -870,9 +870,9 @@ class LatticeKNormNoise:
     def _propose(self, n, rng, stats, pilot=False):
         """One batch of n outer proposals; returns the accepted rows (pilot: only counts)."""
         if self.sampler.startswith("l_inf"):
-            _, k = linf_sampler(self.dim, self._unit.numerator, self._unit.denominator).batch(n, rng)
-            stats.proposed += n
-            stats.accepted += len(k)
+            _, k, used = linf_sampler(self.dim, self._unit.numerator, self._unit.denominator).draw(n, rng)
+            stats.proposed += used
+            stats.accepted += n
             return k
         P, c = self.polytope, self._c
         r0 = self._r0
@@ -937,6 +937,8 @@ class LatticeKNormNoise:
                 out[:, cols] = discrete._discrete_laplace(q.numerator, q.denominator, n * len(cols), rng).reshape(n, -1)
             return out
         acc = self._check_acceptance()
+        if self.sampler.startswith("l_inf"):  # exactly n draws, rejected rows proposed again in place
+            return self._propose(n, rng, self.sampler_stats)
         out = np.empty((n, d), dtype=np.int64)
         have = proposed = 0
         budget = _PROPOSAL_SLACK * (n / acc) + (1 << 16)

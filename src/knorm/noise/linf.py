@@ -380,35 +380,21 @@ class LinfLatentSampler:
         self.acceptance = 1.0 if j == 0 else None
         self._mv = None if set(self.m) == {1} else np.array(self.m, dtype=np.int64)
 
-    def batch(self, n, rng):
-        """Draw n proposals and return the accepted ones.
-
-        Parameters
-        ----------
-        n : int
-            Number of proposals.
-        rng : numpy.random.Generator
-            Source of randomness (only ``integers`` is called).
-
-        Returns
-        -------
-        L : ndarray of int64, shape (k,)
-            The latent radii of the accepted proposals (k = n when j = 0).
-        k : ndarray of int64, shape (k, d)
-            The lattice points.
-        """
+    def _proposals(self, n, rng):
+        """n proposals (L, k) and whether each is accepted (k is that of the proposal either way)."""
         d, j, a, mv = self.d, self.j, self.a, self._mv
         H = self.table.sample(n, rng)
+        ok = None
         if j:
             R = rng.integers(0, 1 << j, size=n, dtype=np.int64)
             if self.beta <= 1:  # a R < 1: CKS Algorithm 1; its first round fails but with probability a R
                 num = R * a.numerator
-                keep = rng.integers(0, a.denominator, size=n, dtype=np.int64) >= num  # round 1 failed: K = 1
-                idx = np.flatnonzero(~keep)  # round 1 succeeded (probability a R): go on
+                ok = rng.integers(0, a.denominator, size=n, dtype=np.int64) >= num  # round 1 failed: K = 1
+                idx = np.flatnonzero(~ok)  # round 1 succeeded (probability a R): go on
                 if idx.size:
-                    keep[idx] = discrete._continue_alg1(num[idx], a.denominator, 2, rng)
+                    ok[idx] = discrete._continue_alg1(num[idx], a.denominator, 2, rng)
             else:
-                keep = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
+                ok = discrete._bernoulli_exp(R * a.numerator, np.int64(a.denominator), rng)
             L = (H << j) + R
             top = ((H + 1) << (j + 1)) - 2  # B_{h,i} = m_i top + 1
         else:
@@ -416,31 +402,48 @@ class LinfLatentSampler:
             top = 2 * H
         if mv is None:
             top += 1  # the bound B_h itself
-        k = np.empty((len(L), d), dtype=np.int64)
+        k = np.empty((n, d), dtype=np.int64)
         rows = max(1, _BOX_BLOCK // d)
-        pos = 0  # accepted rows are packed in place at the front of k and L
-        for s in range(0, len(L), rows):  # blocks of rows keep the (rows, d) temporaries small
+        for s in range(0, n, rows):  # blocks of rows keep the (rows, d) temporaries small
             Lb, tb = L[s : s + rows], top[s : s + rows]
             half = Lb[:, None] if mv is None else Lb[:, None] * mv  # m_i L
             w = uniform_rows(tb if mv is None else tb[:, None] * mv + 1, d, rng)
-            if j:  # kept iff the tilt kept it and every W_i <= 2 m_i L (both rare: test the block first)
-                kb = keep[s : s + rows]
-                if mv is None and d >= 16:  # long rows: one max per row is the cheaper test
-                    ok = kb & (w.max(axis=1) <= 2 * Lb)
-                    bad = not ok.all()
-                else:  # short rows: find the few failing entries, not a per-row reduction
-                    fail = np.flatnonzero(w > 2 * half)
-                    bad = bool(fail.size) or not kb.all()
-                    if bad:
-                        ok = kb.copy()
-                        ok[fail // d] = False
-                if bad:
-                    Lb, w, half = Lb[ok], w[ok], half[ok]
-            np.subtract(w, half, out=k[pos : pos + len(Lb)])
-            if pos != s or len(Lb) != len(tb):  # rows were dropped: pack the radii down
-                L[pos : pos + len(Lb)] = Lb
-            pos += len(Lb)
-        return L[:pos], k[:pos]
+            if j:  # kept iff every W_i <= 2 m_i L: find the few failing entries
+                fail = np.flatnonzero(w > 2 * half)
+                if fail.size:
+                    ok[s + fail // d] = False
+            np.subtract(w, half, out=k[s : s + rows])
+        return L, k, ok
+
+    def draw(self, n, rng):
+        """Draw n accepted pairs (L, k); rejected proposals are proposed again, row by row.
+
+        Parameters
+        ----------
+        n : int
+            Number of pairs.
+        rng : numpy.random.Generator
+            Source of randomness (only ``integers`` is called).
+
+        Returns
+        -------
+        L : ndarray of int64, shape (n,)
+            The latent radii.
+        k : ndarray of int64, shape (n, d)
+            The lattice points.
+        proposals : int
+            Proposals used (n when j = 0).
+        """
+        L, k, ok = self._proposals(n, rng)
+        proposals = n
+        bad = np.empty(0, dtype=np.intp) if ok is None else np.flatnonzero(~ok)
+        while bad.size:  # each row is its own run of the rejection sampler
+            L2, k2, ok2 = self._proposals(bad.size, rng)
+            proposals += bad.size
+            good = bad[ok2]
+            L[good], k[good] = L2[ok2], k2[ok2]
+            bad = bad[~ok2]
+        return L, k, proposals
 
 
 @functools.lru_cache(maxsize=64)
@@ -488,17 +491,13 @@ def linf_latent(d, s, t, n, rng, m=None):
         The lattice points.
     """
     sampler = linf_sampler(d, s, t, m)
+    cap = max(64, (1 << 22) // (d + 1))
+    if n <= cap:
+        L, k, _ = sampler.draw(n, rng)
+        return L, k
     L_out = np.empty(n, dtype=np.int64)
     k_out = np.empty((n, d), dtype=np.int64)
-    cap = max(64, (1 << 22) // (d + 1))
-    have = proposed = 0
-    while have < n:
-        rate = have / proposed if have else (sampler.acceptance or 0.9)
-        batch = int(min(max(64, 1.02 * (n - have) / rate), cap))
-        L, k = sampler.batch(batch, rng)
-        proposed += batch
-        take = min(len(L), n - have)
-        L_out[have : have + take] = L[:take]
-        k_out[have : have + take] = k[:take]
-        have += take
+    for start in range(0, n, cap):
+        stop = min(n, start + cap)
+        L_out[start:stop], k_out[start:stop], _ = sampler.draw(stop - start, rng)
     return L_out, k_out
