@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -384,7 +385,7 @@ class LinfLatentSampler:
         """n proposals (L, k) and whether each is accepted (k is that of the proposal either way)."""
         d, j, a, mv = self.d, self.j, self.a, self._mv
         H = self.table.sample(n, rng)
-        ok = None
+        ok: Any = None
         if j:
             R = rng.integers(0, 1 << j, size=n, dtype=np.int64)
             if self.beta <= 1:  # a R < 1: CKS Algorithm 1; its first round fails but with probability a R
