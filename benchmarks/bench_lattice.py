@@ -302,9 +302,9 @@ polytopes, from a fixed-seed pilot run. Worst (largest) time ratio per law:
 {summary}. Vectors per call: the memory cap ({config.max_entries:,} entries) divided by d for l1 and l_inf,
 about {config.target_seconds * 1e3:.0f} ms of lattice sampling for polytopes. BLAS runs on one thread
 for both samplers (on two cores OpenBLAS's threads cost milliseconds per call and swamp the timings).
-The l_inf rows at 1/r = 10^4 sit at the 3x line: there the table covers the radius's high digits H and
-the low digits R cost an exact Bernoulli(exp(-a R)) per vector; the first build of a law (below) pays
-for the table, up to 2^16 exact integer thresholds.
+On the finer l_inf lattices (1/r = 10^4) the table covers the radius's high digits H, and the low
+digits R cost an exact Bernoulli(exp(-a R)) per vector and a rare rejection; the first build of a law
+(below) pays for the table, up to 2^15 exact integer thresholds.
 
 ### l1 and l_inf balls
 

@@ -879,7 +879,8 @@ class LatticeKNormNoise:
         L, k = linf_latent(self.dim, r0.numerator, r0.denominator, n, rng, m=self._m)
         base = c * (L - self._shift)
         # num = D ||k||_{K'} where it can matter (below base + c); larger values reject anyway.
-        if k.size and int(np.abs(k).max()) > INT64_MAX // P._row_l1:  # N k must fit in int64
+        # N k must fit in int64: |k_j| <= m_j L (m_j = 1 for the cube), so bound it through L.
+        if L.size and int(L.max()) * (1 if self._m is None else max(self._m)) > INT64_MAX // P._row_l1:
             raise OverflowError("LatticeKNormNoise: a proposal left the int64 range of N k.")
         alive, num = P._numerator_below(k, base + c)
         self._check_box(k[alive], num)
