@@ -345,7 +345,7 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     >>> x = np.random.default_rng(0).uniform(0, 10, 10_000)
     >>> release = mean(x, (0, 10), epsilon=1.0, rng=1)
     >>> round(float(release.value[0]), 2), release.parent.names
-    (5.0, ('sum x1',))
+    (4.99, ('sum x1',))
     """
     owner = "knorm.stats.mean"
     epsilon = check_positive(epsilon, "epsilon", owner)
