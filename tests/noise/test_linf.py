@@ -82,17 +82,21 @@ def k_pmf(m, a, radius):
 
 
 @pytest.mark.parametrize("m", [(1, 1), (1, 3)])
-@pytest.mark.parametrize("table_cap", [None, 16, 64])
+@pytest.mark.parametrize("table_cap", [None, 16, 64, "geometric sums"])
 def test_latent_sampler_law_of_k(monkeypatch, table_cap, m):
     # The marginal of k is P(k) proportional to q^max_i ceil(|k_i| / m_i) (for m = 1, exp(-a ||k||_inf)),
-    # with j = 0 (no rejection) and with a small table cap forcing j > 0 (digit split, tilt and
-    # box rejections).
+    # with j = 0 (no rejection), with a small table cap forcing j > 0 (digit split, tilt and
+    # box rejections), and with the large-d sampler (sums of geometrics, no table).
     d, a = 2, Fraction(1, 2)
-    if table_cap is not None:
+    if table_cap == "geometric sums":
+        monkeypatch.setattr(linf, "_MAX_TABLE_DIM", 1)
+    elif table_cap is not None:
         monkeypatch.setattr(linf, "_RADIUS_TABLE", table_cap)
     linf.linf_sampler.cache_clear()
     try:
-        assert (linf.linf_sampler(d, a.numerator, a.denominator, m).j > 0) == (table_cap is not None)
+        sampler = linf.linf_sampler(d, a.numerator, a.denominator, m)
+        assert isinstance(sampler, linf.GeometricSumSampler) == (table_cap == "geometric sums")
+        assert (sampler.j > 0) == isinstance(table_cap, int)
         L, k = linf.linf_latent(d, a.numerator, a.denominator, 40_000, integers_only(SEED), m=m)
     finally:
         linf.linf_sampler.cache_clear()

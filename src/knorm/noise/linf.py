@@ -34,7 +34,7 @@ import numpy as np
 from knorm.noise import discrete
 from knorm.noise.discrete import _exp_neg_interval
 
-__all__ = ["InversionTable", "LinfLatentSampler", "linf_latent", "linf_sampler"]
+__all__ = ["GeometricSumSampler", "InversionTable", "LinfLatentSampler", "linf_latent", "linf_sampler"]
 
 # Uniform bits compared with the tabulated thresholds (the top of a 64-bit word; 62 keeps
 # every threshold, up to 2^62, in int64).
@@ -51,6 +51,8 @@ _BOX_BLOCK = 1 << 15
 _U32 = 1 << 32
 # Thresholds looked up per guide cell before falling back to a binary search.
 _GUIDE_STEPS = 2
+# Beyond this dimension the radius tables take seconds to build: sums of geometrics instead.
+_MAX_TABLE_DIM = 200
 
 
 class TableTooLarge(ValueError):
@@ -379,7 +381,7 @@ class LinfLatentSampler:
         self.j, self.beta = j, self.a * (1 << j)
         self.table = _table(self.m, j, self.beta)
         self.acceptance = 1.0 if j == 0 else None
-        self._mv = None if set(self.m) == {1} else np.array(self.m, dtype=np.int64)
+        self._mv: Any = None if set(self.m) == {1} else np.array(self.m, dtype=np.int64)
 
     def _proposals(self, n, rng):
         """n proposals (L, k) and whether each is accepted (k is that of the proposal either way)."""
@@ -447,6 +449,52 @@ class LinfLatentSampler:
         return L, k, proposals
 
 
+class GeometricSumSampler(LinfLatentSampler):
+    """The same latent law for large d, without a table: L from a sum of d + 1 exact geometrics.
+
+    The radius tables' weights have about d log2(L) bits, so their build grows like d^2
+    and takes seconds beyond a few hundred dimensions. Here L is proposed from the
+    negative binomial P(L) proportional to C(L + d, d) q^L (d + 1 exact geometrics,
+    :func:`knorm.noise.discrete._geometric`) and kept with probability
+    prod_i (2 m_i L + 1) / (2 m_i (L + i)), realised by uniform integers W_i on
+    {0, ..., 2 m_i (L + i) - 1}: kept iff every W_i <= 2 m_i L, and then
+    k_i = W_i - m_i L. C(L + d, d) is proportional to prod_i (L + i), so the kept pairs have
+    probability proportional to q^L prod_i (2 m_i L + 1) times the uniform law on the box,
+    the latent law. The acceptance is about exp(-d a / 2) (pilot-estimated by callers).
+
+    Parameters
+    ----------
+    m : tuple of int
+        Per-axis multipliers m_i >= 1.
+    a : Fraction
+        The rate a > 0 per unit of L.
+    """
+
+    def __init__(self, m, a):
+        self.m, self.a = tuple(int(v) for v in m), Fraction(a)
+        self.d = len(self.m)
+        self.j, self.beta, self.table = 0, self.a, None
+        self.acceptance = None
+        self._mv = np.array(self.m, dtype=np.int64)
+        self._steps = np.arange(1, self.d + 1, dtype=np.int64)
+
+    def _proposals(self, n, rng):
+        d, a, mv = self.d, self.a, self._mv
+        L = discrete._geometric(a.numerator, a.denominator, n * (d + 1), rng).reshape(n, d + 1).sum(axis=1)
+        ok = np.ones(n, dtype=bool)
+        k = np.empty((n, d), dtype=np.int64)
+        rows = max(1, _BOX_BLOCK // d)
+        for s in range(0, n, rows):
+            Lb = L[s : s + rows, None]
+            w = uniform_rows(2 * mv * (Lb + self._steps), d, rng)
+            half = Lb * mv
+            fail = np.flatnonzero(w > 2 * half)
+            if fail.size:
+                ok[s + fail // d] = False
+            np.subtract(w, half, out=k[s : s + rows])
+        return L, k, ok
+
+
 @functools.lru_cache(maxsize=64)
 def linf_sampler(d, s, t, m=None):
     """Return the (cached) :class:`LinfLatentSampler` of rate s / t, multipliers m (default all 1).
@@ -463,9 +511,12 @@ def linf_sampler(d, s, t, m=None):
     Returns
     -------
     LinfLatentSampler
-        The sampler.
+        The sampler (a :class:`GeometricSumSampler` beyond 200 dimensions).
     """
-    return LinfLatentSampler(m or (1,) * d, Fraction(s, t))
+    m = m or (1,) * d
+    if d > _MAX_TABLE_DIM:
+        return GeometricSumSampler(m, Fraction(s, t))
+    return LinfLatentSampler(m, Fraction(s, t))
 
 
 def linf_latent(d, s, t, n, rng, m=None):
