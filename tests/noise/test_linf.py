@@ -149,3 +149,18 @@ def test_uniform_rows_is_uniform_including_redraws():
         bins = min(int(b), 8)  # small bounds: each value; large ones: 8 equal bins (to 2^-28)
         cells = w[i].ravel() * bins // b
         assert chi2_pvalue(np.bincount(cells, minlength=bins), np.full(bins, 1 / bins)) > ALPHA
+
+
+def test_table_too_large_falls_back_to_geometric_sums(monkeypatch):
+    # If the length estimate is short, the sampler is the table-free one, not an error.
+    def too_large(*args):
+        raise linf.TableTooLarge("needs more entries")
+
+    monkeypatch.setattr(linf, "_table", too_large)
+    linf.linf_sampler.cache_clear()
+    try:
+        assert isinstance(linf.linf_sampler(2, 1, 2), linf.GeometricSumSampler)
+        L, k = linf.linf_latent(2, 1, 2, 100, integers_only(SEED))
+        assert k.shape == (100, 2) and np.all(np.abs(k).max(axis=1) <= L)
+    finally:
+        linf.linf_sampler.cache_clear()

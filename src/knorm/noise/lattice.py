@@ -297,10 +297,11 @@ class RationalPolytope:
         a correctly rounded multiply, add or fused multiply-add of exact values whose exact result
         is representable returns that result. So a BLAS dgemm, which forms each entry of N k as a
         sum of its d products (any summation order, blocking, vectorisation, FMA or not), returns
-        the exact integers N_i . k; their maximum is exact too, and it is converted back to int64
-        (exactly) before any comparison with a limit. The only assumption is that the dgemm computes sums of those products (true of
-        OpenBLAS, MKL, BLIS, Accelerate and numpy's own loops; a Strassen-type algorithm would
-        form other intermediates, and none of these uses one for dgemm).
+        the exact integers N_i . k; their maximum is exact too, and it is converted back to
+        int64 (exactly) before any comparison with a limit. The only assumption is that the
+        dgemm computes sums of those products (true of OpenBLAS, MKL, BLIS, Accelerate and
+        numpy's own loops; a Strassen-type algorithm would form other intermediates, and none
+        of these uses one for dgemm).
         """
         if not self._float:
             return False
@@ -331,8 +332,8 @@ class RationalPolytope:
         Rows of N are tried in growing blocks, in a fixed shuffled order, and a point
         leaves as soon as one row reaches its limit (most rejected proposals do so in
         the first block). Points go through in chunks of 8192; N k is formed in binary64
-        when :meth:`_float_exact` allows (exact integers; the maxima, exact too, are converted to int64 before the
-        maximum and the comparison), in int64 otherwise. ``use_float`` as in :meth:`_numerator`.
+        when :meth:`_float_exact` allows (exact integers, whose maxima are converted to
+        int64 before any comparison), in int64 otherwise. ``use_float`` as in :meth:`_numerator`.
         """
         if use_float is None:
             use_float = self._float_exact(k)

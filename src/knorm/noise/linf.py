@@ -184,7 +184,7 @@ class InversionTable:
                     tail = -(-(w * ph * w1 * qh) // den)  # >= t_x rho / (1 - rho), scaled
                     if tail << tail_bits <= Sl:
                         return sums, Sl, Sh + tail, x
-            if x >= self.max_size:
+            if x >= need + self.max_size:  # (the lazy path's scans reach past the table: cap relative to need)
                 raise TableTooLarge(
                     f"the radius law (d = {self.d}, j = {self.j}) needs more than {self.max_size} table entries"
                 )
@@ -511,12 +511,16 @@ def linf_sampler(d, s, t, m=None):
     Returns
     -------
     LinfLatentSampler
-        The sampler (a :class:`GeometricSumSampler` beyond 200 dimensions).
+        The sampler (a :class:`GeometricSumSampler` beyond 200 dimensions, or when the
+        radius table would exceed ``MAX_TABLE`` entries).
     """
     m = m or (1,) * d
-    if d > _MAX_TABLE_DIM:
-        return GeometricSumSampler(m, Fraction(s, t))
-    return LinfLatentSampler(m, Fraction(s, t))
+    if d <= _MAX_TABLE_DIM:
+        try:
+            return LinfLatentSampler(m, Fraction(s, t))
+        except TableTooLarge:  # the length estimate was short: no table, the same law
+            pass
+    return GeometricSumSampler(m, Fraction(s, t))
 
 
 def linf_latent(d, s, t, n, rng, m=None):
