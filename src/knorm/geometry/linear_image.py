@@ -78,8 +78,10 @@ class LinearImage(NormBall):
         cond = np.linalg.cond(A)
         if not cond < _MAX_CONDITION:
             raise NotANormBallError(
-                "LinearImage: the matrix is singular (condition number "
-                f"{cond:.3g}), so A K is flat and not absorbing (not a norm ball)."
+                # The bound, not the computed value: a singular matrix's condition number is
+                # round-off (inf on one BLAS kernel, 6e16 on another).
+                f"LinearImage: the matrix is singular (condition number above {_MAX_CONDITION:.0e}), "
+                "so A K is flat and not absorbing (not a norm ball)."
             )
         self.base = base
         self.matrix = A
