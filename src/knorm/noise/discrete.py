@@ -573,7 +573,10 @@ def _fast_dyadic(s, tau, n, rng, signed):
     (probability 1/32) are A's other bits drawn and the test finished. Rare work
     (Q beyond q*, those tests, negative zeros) is gathered over all chunks and
     done at the end, where its index lists are short; signs are applied at once,
-    as the rare work keeps every sign and changes no zero.
+    as the rare work keeps every sign. A negative zero (G = 0 under a minus sign)
+    is rejected on the *final* G: the first proposal's, or the one left after R
+    is redrawn (a redrawn R = 0 with Q = 0 is a negative zero too; missing it
+    over-weighted 0 by about 1% at rate 1/128, issue 21).
     """
     j = _block_bits(s, tau)
     table = _geometric_table(s << j, 1 << tau)
@@ -619,7 +622,12 @@ def _fast_dyadic(s, tau, n, rng, signed):
             redo = hit[~_continue_alg1(sr[hit], 1 << tau, 2, rng)]
             if redo.size:
                 delta = _tilted_block(s, tau, j, redo.size, rng) - r[redo]
-                g[idx[redo]] += np.where(gi[redo] < 0, -delta, delta)
+                neg = gi[redo] < 0  # R > 0 here, so the first proposal's sign is readable
+                g[idx[redo]] += np.where(neg, -delta, delta)
+                if signed:  # the redrawn R may be 0 with Q = 0: under a minus sign, a negative zero too
+                    z = np.flatnonzero(neg & (g[idx[redo]] == 0))
+                    if z.size:
+                        zeros.append(idx[redo[z]])
     if zeros:  # a negative zero would count zero twice: redraw (probability below s / 2^(tau + 1))
         idx = np.concatenate(zeros)
         g[idx] = _fast_dyadic(s, tau, idx.size, rng, True)
