@@ -34,6 +34,18 @@ def main(argv=None):
     )
     parser.add_argument("--only", default=None, help="run only the rows whose name contains this text")
     parser.add_argument(
+        "--atoms",
+        action="store_true",
+        help="run the targeted atom tests of the exact integer samplers instead (1e8-6e8 draws per law, "
+        "about 6 minutes on one core; knorm.audit.atoms)",
+    )
+    parser.add_argument(
+        "--atom-scale",
+        type=float,
+        default=1.0,
+        help="with --atoms: multiply every law's draws by this (default 1; below 1 loses power)",
+    )
+    parser.add_argument(
         "--report",
         default=None,
         metavar="PAGE",
@@ -44,6 +56,9 @@ def main(argv=None):
         parser.error(f"--samples must be at least 1000. Got {args.samples} instead.")
     if not 0 < args.confidence < 1:
         parser.error(f"--confidence must be in (0, 1). Got {args.confidence} instead.")
+
+    if args.atoms:
+        return _atoms(args)
 
     from knorm.audit.suite import format_table, run_suite, standard_cases
 
@@ -63,6 +78,27 @@ def main(argv=None):
         _write_page(args, argv, rows, seconds)
     print(
         f"\n{len(rows)} audits in {seconds:.1f} s; "
+        + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}")
+    )
+    return 1 if bad else 0
+
+
+def _atoms(args):
+    from knorm.audit.atoms import Z_MAX, format_atom_table, run_atom_suite, standard_atom_cases
+
+    if not args.atom_scale > 0:
+        print(f"python -m knorm.audit: error: --atom-scale must be positive. Got {args.atom_scale} instead.")
+        return 2
+    cases = standard_atom_cases()
+    if args.only:
+        cases = [c for c in cases if args.only.lower() in c.name.lower()]
+    start = time.perf_counter()
+    rows = run_atom_suite(cases, scale=args.atom_scale, seed=args.seed)
+    print(f"knorm atom tests: exact atom ratios, |z| > {Z_MAX} is a finding (about 7e-6 per row), seed {args.seed}\n")
+    print(format_atom_table(rows))
+    bad = [c.name for c, res in rows if all(r.passed() for r in res) != c.sound]
+    print(
+        f"\n{len(rows)} laws in {time.perf_counter() - start:.1f} s; "
         + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}")
     )
     return 1 if bad else 0
