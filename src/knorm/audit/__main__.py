@@ -101,6 +101,8 @@ def _atoms(args):
         f"\n{len(rows)} laws in {time.perf_counter() - start:.1f} s; "
         + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}")
     )
+    # A law passes when its verdict is the expected one (the broken law must be flagged).
+    print(f"atoms: {len(rows) - len(bad)} passed, {len(bad)} failed")
     return 1 if bad else 0
 
 
