@@ -58,7 +58,7 @@ def main(argv=None):
         parser.error(f"--confidence must be in (0, 1). Got {args.confidence} instead.")
 
     if args.atoms:
-        return _atoms(args)
+        return _atoms(args, argv)
 
     from knorm.audit.suite import format_table, run_suite, standard_cases
 
@@ -83,7 +83,7 @@ def main(argv=None):
     return 1 if bad else 0
 
 
-def _atoms(args):
+def _atoms(args, argv):
     from knorm.audit.atoms import Z_MAX, format_atom_table, run_atom_suite, standard_atom_cases
 
     if not args.atom_scale > 0:
@@ -101,6 +101,23 @@ def _atoms(args):
         f"\n{len(rows)} laws in {time.perf_counter() - start:.1f} s; "
         + ("all verdicts as expected." if not bad else f"UNEXPECTED verdicts: {', '.join(bad)}")
     )
+    if args.report:
+        import os
+        from pathlib import Path
+
+        from knorm.audit.report import render_audit_page, store_atom_run
+
+        page = Path(args.report)
+        folder = store_atom_run(
+            rows,
+            page.parent / "audit",
+            command="python -m knorm.audit " + " ".join(sys.argv[1:] if argv is None else argv),
+            seed=args.seed,
+            machine=f"a {os.cpu_count()}-core machine",
+            seconds=time.perf_counter() - start,
+        )
+        page.write_text(render_audit_page(folder))
+        print(f"Audit page written to {page}")
     # A law passes when its verdict is the expected one (the broken law must be flagged).
     print(f"atoms: {len(rows) - len(bad)} passed, {len(bad)} failed")
     return 1 if bad else 0

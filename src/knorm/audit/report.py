@@ -11,7 +11,7 @@ import csv
 import json
 from pathlib import Path
 
-__all__ = ["render_audit_page", "store_suite_run"]
+__all__ = ["render_audit_page", "store_atom_run", "store_suite_run"]
 
 _FIELDS = (
     "mechanism",
@@ -29,6 +29,24 @@ _RUN_LINE = (
     "{confidence:g}, seed {seed}, on {machine} ({seconds:.0f} s in all). Expensive rows use fewer outputs "
     '(`sample_factor`). The "true eps" column is the worst-case loss known from theory. For the estimators\' '
     "coefficients only the upper bound (the claim) is known, since they are a post-processing of the release."
+)
+
+_ATOM_FIELDS = (
+    "law",
+    "atoms A vs B",
+    "draws in A",
+    "draws in B",
+    "exact log P(A)/P(B)",
+    "realised",
+    "excess",
+    "z",
+    "verdict",
+    "expected",
+)
+
+_ATOM_RUN_LINE = (
+    "One run of `{command}`, seed {seed}, on {machine} ({seconds:.0f} s in all). "
+    '"excess" is exp(realised - exact): 1 under the exact law; |z| > 4.5 is a finding (about 7e-6 per row).'
 )
 
 _TEMPLATE = """# Empirical privacy audit (`knorm.audit`)
@@ -322,6 +340,30 @@ generator for production releases. (The sums of `knorm.stats`, including the gen
 gamma 2^-20 and added in int64, so order and blocking cannot change them, Casacuberta et
 al. 2022, and the noise covers that rounding.)
 
+## Exactness: attacks on the exact samplers, and their tests
+
+The lattice release closed Mironov's attack, and the event audit above finds
+nothing at its power. Tried as an adversary would, with tests that have power
+against small biases, the guarantee still broke in the ways below (issue 21).
+Each attack has a test that fails on the code it broke.
+
+| attack | what it broke | the test that catches it |
+|---|---|---|
+| P(0) of the fast discrete Laplace | a negative zero was rejected on the first proposed low part only; redrawn to 0 under a minus sign, it was kept: P(0) 1.2 % too heavy at rate 1/128 (every default l1 release), a realised loss of 1.0097 at eps = 1 | the atom table below (z = 11 at 3e8 draws before the fix); `tests/noise/test_enumeration.py` (the exact law of every input word, as fractions) |
+
+### Targeted atom tests
+
+For two sets of lattice points A and B an exact law fixes P(A) / P(B), so given
+the draws that fall in A or B the count in A is binomial with a known p. The
+standardised count z has the power a confidence-interval audit lacks: with 6e8
+draws a 0.5 % bias at 0 is 6 standard errors at rate 1/128. `python -m knorm.audit
+--atoms` runs the table (`knorm.audit.atoms.standard_atom_cases`), CI runs it at
+full size beside the slow tests, and `tests/audit/test_atoms.py` at 1/100 of it
+(where a 20 % excess at 0 must be flagged). The broken row is a discrete Laplace
+with a 1 % excess at 0, the size of the bug above.
+
+{atoms}
+
 ## Files
 
 * `src/knorm/audit/`: `stats.py` (Clopper-Pearson), `core.py` (engine, result),
@@ -376,6 +418,52 @@ def store_suite_run(rows, folder, *, command, samples, confidence, seed, machine
     return folder
 
 
+def store_atom_run(rows, folder, *, command, seed, machine, seconds):
+    """Write the rows of one atom-suite run (``python -m knorm.audit --atoms``) into ``folder``.
+
+    Parameters
+    ----------
+    rows : list of (AtomCase, list of AtomResult)
+        The output of :func:`knorm.audit.atoms.run_atom_suite`.
+    folder : str or pathlib.Path
+        Where ``atoms.csv`` and ``atoms.json`` go.
+    command : str
+        The command line that produced them.
+    seed : int
+        Seed of the suite.
+    machine : str
+        A description of the machine.
+    seconds : float
+        Wall time of the run.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "atoms.csv", "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(_ATOM_FIELDS)
+        for case, results in rows:
+            for r in results:
+                verdict = "pass" if r.passed() else "BIAS"
+                expected = "pass" if case.sound else "BIAS"
+                writer.writerow(
+                    [case.name, r.name, r.count_a, r.count_b, f"{r.log_ratio:.6f}", f"{r.estimate:.6f}",
+                     f"{r.excess:.4f}", f"{r.z:+.2f}", verdict, expected]
+                )  # fmt: skip
+    meta = dict(command=command, seed=seed, machine=machine, seconds=seconds)
+    (folder / "atoms.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return folder
+
+
+def _table(rows):
+    out = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join("---" for _ in rows[0]) + "|"]
+    return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows[1:]])
+
+
 def render_audit_page(folder):
     """Return the markdown audit page for the suite run stored in ``folder``.
 
@@ -390,9 +478,14 @@ def render_audit_page(folder):
         The page.
     """
     folder = Path(folder)
-    meta = json.loads((folder / "run.json").read_text())
-    with open(folder / "suite.csv", newline="") as fh:
-        rows = list(csv.reader(fh))
-    table = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join("---" for _ in rows[0]) + "|"]
-    table += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return _TEMPLATE.format(run_line=_RUN_LINE.format(**meta), table="\n".join(table))
+    run_line, table = "(no stored run: `python -m knorm.audit --report docs/audit.md` writes one)", ""
+    if (folder / "run.json").exists():
+        with open(folder / "suite.csv", newline="") as fh:
+            run_line = _RUN_LINE.format(**json.loads((folder / "run.json").read_text()))
+            table = _table(list(csv.reader(fh)))
+    atoms = "(no stored run: `python -m knorm.audit --atoms --report docs/audit.md` writes one)"
+    if (folder / "atoms.csv").exists():
+        atom_meta = json.loads((folder / "atoms.json").read_text())
+        with open(folder / "atoms.csv", newline="") as fh:
+            atoms = _ATOM_RUN_LINE.format(**atom_meta) + "\n\n" + _table(list(csv.reader(fh)))
+    return _TEMPLATE.format(run_line=run_line, table=table, atoms=atoms)
