@@ -11,8 +11,10 @@ from queue import Empty
 import numpy as np
 import pytest
 from joblib import Parallel, delayed
+from numpy.random import SeedSequence
 from sklearn.model_selection import cross_val_score
 
+from knorm._seeds import legacy_fingerprint
 from knorm.accounting import BudgetExceededError, PrivacyAccountant, SeedReuseError
 from knorm.models import LinearRegression
 from tests.accounting import workers
@@ -264,3 +266,132 @@ def test_cross_validation_in_workers_charges_the_parents_ledger(path):
         assert len(acc.ledger) == 4 and acc.remaining == 0.0
         with pytest.raises(BudgetExceededError):
             lin.fit(X, y)
+
+
+# -- creating and opening: every file error is refused, in one line naming the path ----------------------------------
+def _one_line(err, path):
+    msg = str(err.value)
+    assert "\n" not in msg and str(path) in msg, msg
+    return msg
+
+
+def test_create_refuses_anything_at_the_path(tmp_path):
+    ledger = tmp_path / "ledger.sqlite"
+    PrivacyAccountant.create(ledger, total_epsilon=1.0).close()
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    text = tmp_path / "notes.txt"
+    text.write_text("keep me")
+    for existing in (ledger, empty, text):
+        with pytest.raises(FileExistsError, match="exists already: a privacy ledger is created once") as err:
+            PrivacyAccountant.create(existing, total_epsilon=2.0)
+        _one_line(err, existing)
+    assert empty.stat().st_size == 0 and text.read_text() == "keep me"  # never taken over
+    with PrivacyAccountant.open(ledger) as acc:
+        assert acc.total_epsilon == 1.0
+    with pytest.raises(IsADirectoryError, match="is a directory") as err:
+        PrivacyAccountant.create(tmp_path, total_epsilon=1.0)
+    _one_line(err, tmp_path)
+    missing_dir = tmp_path / "no" / "such" / "ledger.sqlite"
+    with pytest.raises(FileNotFoundError, match="does not exist") as err:
+        PrivacyAccountant.create(missing_dir, total_epsilon=1.0)
+    _one_line(err, missing_dir)
+    with pytest.raises(ValueError, match="total_epsilon"):
+        PrivacyAccountant.create(tmp_path / "bad.sqlite", total_epsilon=0)
+    assert not (tmp_path / "bad.sqlite").exists()
+
+
+def test_a_deleted_or_truncated_ledger_is_not_a_fresh_budget(path):
+    with PrivacyAccountant.create(path, total_epsilon=1.0) as acc:
+        acc.spend(0.9, "almost everything")
+    whole = path.read_bytes()
+    for size in (0, 100, len(whole) // 2):  # truncated: to nothing, into the header, into the pages
+        path.write_bytes(whole[:size])
+        for total in (None, 1.0):
+            with pytest.raises(ValueError, match="empty file|is damaged") as err:
+                PrivacyAccountant.open(path, total_epsilon=total)
+            assert "restore" in _one_line(err, path).lower()
+        assert path.read_bytes() == whole[:size]  # left as it was
+    path.unlink()
+    with pytest.raises(FileNotFoundError, match="No privacy ledger at") as err:
+        PrivacyAccountant.open(path, total_epsilon=1.0)
+    _one_line(err, path)
+    assert not path.exists()
+
+
+def test_open_refuses_a_directory_and_a_file_that_is_not_sqlite(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory, not a privacy ledger file") as err:
+        PrivacyAccountant.open(tmp_path)
+    _one_line(err, tmp_path)
+    text = tmp_path / "data.csv"
+    text.write_text("x,y\n1,2\n" * 200)
+    with pytest.raises(ValueError, match="is not a knorm privacy ledger") as err:
+        PrivacyAccountant.open(text)
+    _one_line(err, text)
+
+
+def test_open_refuses_a_read_only_file_or_directory(path, monkeypatch):
+    PrivacyAccountant.create(path, total_epsilon=1.0).close()
+    real = os.access
+    # Simulated (root passes every permission check): a read-only file, then a read-only directory.
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(path) else real(p, mode))
+    with pytest.raises(PermissionError, match="is read-only") as err:
+        PrivacyAccountant.open(path)
+    _one_line(err, path)
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(path.parent) else real(p, mode))
+    with pytest.raises(PermissionError, match="directory of the privacy ledger file .* is read-only") as err:
+        PrivacyAccountant.open(path)
+    _one_line(err, path)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root ignores file permissions")
+def test_open_refuses_a_file_made_read_only(path):
+    PrivacyAccountant.create(path, total_epsilon=1.0).close()
+    path.chmod(0o444)
+    try:
+        with pytest.raises(PermissionError, match="read-only") as err:
+            PrivacyAccountant.open(path)
+        _one_line(err, path)
+    finally:
+        path.chmod(0o644)
+
+
+def test_a_charge_to_a_file_sqlite_cannot_write_is_a_permission_error(path):
+    # What SQLite says when it cannot write (a read-only mount, permissions changed while open).
+    acc = PrivacyAccountant.create(path, total_epsilon=1.0)
+    acc.close()
+    store = PrivacyAccountant.open(path)._store
+    store._conn.close()
+    store._conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    store._finalizer.detach()
+    with pytest.raises(PermissionError, match="is read-only") as err:
+        store.append(0.5, "x", "")
+    _one_line(err, path)
+    store.close()
+    with PrivacyAccountant.open(path) as again:
+        assert again.ledger == []
+
+
+def test_a_ledger_from_before_salted_fingerprints_is_migrated(path):
+    # Version 1 as earlier knorm wrote it: no salt, unsalted fingerprints of int seeds.
+    from knorm.accounting import sqlite as backend
+
+    raw = sqlite3.connect(path, isolation_level=None)
+    for statement in backend._SCHEMA:
+        raw.execute(statement)
+    meta = {"format": "knorm-privacy-ledger", "version": "1", "total_epsilon": "1.0", "ledger_id": "0" * 32}
+    raw.executemany("INSERT INTO meta VALUES (?, ?)", [*meta.items(), ("created", "2026-01-01T00:00:00+00:00")])
+    old = legacy_fingerprint(7)
+    raw.execute("INSERT INTO entries VALUES (0, 0.25, 'old mean', '', '2026-01-01T00:00:00+00:00', ?)", (old,))
+    raw.close()
+    with PrivacyAccountant.open(path) as acc:
+        assert acc.ledger[0].fixed_seed is True and acc.spent == 0.25
+        with pytest.raises(SeedReuseError):  # the old entry's seed, in any form numpy reads as it
+            acc.spend(0.25, "again", seed=SeedSequence(7))
+        acc.spend(0.25, "another seed", seed=8)
+    raw = sqlite3.connect(path)
+    meta = dict(raw.execute("SELECT key, value FROM meta"))
+    fps = [r[0] for r in raw.execute("SELECT seed_fingerprint FROM entries ORDER BY position")]
+    raw.close()
+    assert len(bytes.fromhex(meta["salt"])) == 32 and meta["version"] == "1"
+    assert fps[0] == old and len(fps[1]) == 64 and fps[1] != legacy_fingerprint(8)  # new entries are salted

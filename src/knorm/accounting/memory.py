@@ -20,8 +20,8 @@ __all__ = ["MemoryLedger", "ELSEWHERE_FIX"]
 
 # The one advice for every way a memory ledger could be charged from another process.
 ELSEWHERE_FIX = (
-    "Use a file ledger, PrivacyAccountant.open(path, total_epsilon=...), which every process, worker and "
-    "session charges in one place, or run the work in this process (n_jobs=1)."
+    "Use a file ledger, PrivacyAccountant.create(path, total_epsilon=...) (then PrivacyAccountant.open(path)), "
+    "which every process, worker and session charges in one place, or run the work in this process (n_jobs=1)."
 )
 
 
