@@ -219,3 +219,16 @@ def test_fingerprints_are_salted_per_ledger(tmp_path):
             assert len(bytes.fromhex(salt)) == 32
         raw.close()
     assert stored[0] != stored[1] and legacy_fingerprint(SEED) not in stored  # one seed, two keys
+
+
+def test_the_default_warning_filter_shows_every_reuse():
+    # Python shows a warning once per message and place under its default filter: the
+    # warnings are numbered, so that a third release from seed 7 is still shown.
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        warnings.simplefilter("default")
+        shown = []
+        warnings.showwarning = lambda message, *rest: shown.append(str(message))
+        for _ in range(3):
+            mechanism().release([0.0, 0.0], rng=7)
+    assert len(shown) == 3 and len(set(shown)) == 3, shown

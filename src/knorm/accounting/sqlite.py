@@ -1,6 +1,6 @@
 """The file back end: an append-only SQLite database shared by threads, processes and sessions.
 
-It is the ledger of :meth:`knorm.accounting.PrivacyAccountant.open`. Every charge
+It is the ledger of :meth:`knorm.accounting.PrivacyAccountant.create` and ``open``. Every charge
 is one ``BEGIN IMMEDIATE`` transaction: it takes the database's write lock, reads the
 entries, checks the charge and inserts it, then commits, so two writers (threads,
 processes, joblib or Dask workers, separate sessions) are serialised by SQLite's file

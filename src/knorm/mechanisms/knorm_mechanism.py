@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import math
 import threading
 import warnings
@@ -36,6 +37,7 @@ OUTPUT_SHARE = 0.01
 _PROCESS_SALT = new_salt()
 _SEEN: set = set()
 _SEEN_LOCK = threading.Lock()
+_WARNINGS = itertools.count(1)
 # True inside ``nonprivate()``: releases add no noise and charge nothing.
 _NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
 _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
@@ -318,10 +320,12 @@ class KNormMechanism:
             The certified tolerance tau on ||grad F(theta)||_2 (sum form).
         output_share : float, default 0.01
             Share of epsilon spent on the output noise W.
-        rng : None, int, SeedSequence or Generator
-            Source of the noise.
+        rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+            Source of the noise; a fixed seed is identified by its state, as in
+            :meth:`release`.
         accountant : PrivacyAccountant, optional
-            Charged ``epsilon`` before the noise is drawn.
+            Charged ``epsilon`` before the noise is drawn; it refuses a seed (state) it
+            has recorded.
         label : str, default "objective perturbation"
             What is released.
 
@@ -564,12 +568,15 @@ def _warn_fixed_seed(rng, gen):
     if not (explicit or seen):
         return
     what = "a fixed seed" if explicit else "a Generator in a state already drawn from in this process"
+    # Numbered, so that Python's default filter (once per message and place) shows every one of them.
+    number = next(_WARNINGS)
     warnings.warn(
         f"A release was drawn from {what}, with no accountant to record it"
         f"{' (and this seed was used before in this process)' if seen and explicit else ''}. Fixed seeds are for "
         "tests and reproducible examples: two releases with the same seed on neighbouring data draw the same noise, "
         "and their difference reveals the exact difference of the statistics. Publish with rng=None (fresh OS "
-        "entropy), or charge a PrivacyAccountant, which refuses a seed it has seen.",
+        f"entropy), or charge a PrivacyAccountant, which refuses a seed it has seen. (Fixed-seed warning {number} "
+        "of this process.)",
         PrivacyWarning,
         stacklevel=4,
     )
