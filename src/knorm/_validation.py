@@ -32,15 +32,29 @@ def param_error(name, owner, rule, value, exc=ValueError):
     return exc(f"The {name!r} parameter of {owner} must be {rule}. Got {value!r} instead.")
 
 
-_RNG_RULE = "None, an int >= 0, a SeedSequence or a numpy.random.Generator"
+_RNG_RULE = "None, an int >= 0, a sequence of ints >= 0, a SeedSequence, a BitGenerator or a numpy.random.Generator"
+
+
+def _is_bool_seed(rng):
+    if isinstance(rng, (bool, np.bool_)):
+        return True
+    if isinstance(rng, (list, tuple, np.ndarray)):
+        with contextlib.suppress(TypeError, ValueError):
+            return np.asarray(rng).dtype == np.bool_
+    return False
 
 
 def check_rng(rng, owner=None):
-    """Turn ``rng`` (None, int seed, SeedSequence or Generator) into a Generator.
+    """Turn ``rng`` into a numpy Generator; the one reading of every form of a seed.
 
     ``None`` draws fresh entropy from the operating system; there is never any
-    global random state (SPEC-7). ``owner`` names the entry point in the error;
-    without it the message says only "The 'rng' parameter".
+    global random state (SPEC-7). A fixed seed is anything numpy turns into a
+    ``SeedSequence`` (an int >= 0, a sequence or array of such ints, a SeedSequence);
+    a Generator is returned as it is, and a BitGenerator wrapped without a copy, so
+    both advance as they draw. ``True`` and ``False`` are refused: a bool is a mistake,
+    not the seed 1 or 0. ``owner`` names the entry point in the error; without it the
+    message says only "The 'rng' parameter". How a ledger recognises a seed it has
+    seen, in every form, is in :mod:`knorm._seeds`.
     """
     where = "" if owner is None else f" of {owner}"
     if isinstance(rng, np.random.RandomState):
@@ -48,6 +62,8 @@ def check_rng(rng, owner=None):
             f"The 'rng' parameter{where} must be {_RNG_RULE}. Got a legacy RandomState instead; wrap it as "
             "numpy.random.default_rng(seed)."
         )
+    if _is_bool_seed(rng):
+        raise TypeError(f"The 'rng' parameter{where} must be {_RNG_RULE}. Got {rng!r} instead; a bool is no seed.")
     try:
         return np.random.default_rng(rng)
     except (TypeError, ValueError) as err:

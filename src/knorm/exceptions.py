@@ -8,9 +8,10 @@ __all__ = ["ClippingWarning", "ConvergenceError", "PrivacyWarning"]
 class PrivacyWarning(UserWarning):
     """A use of the library that is private only under a condition the user must check.
 
-    Raised, for example, once per process when a release is drawn with a fixed seed and no
-    accountant records it: fixed seeds are for tests and reproducible examples, and reusing
-    one on neighbouring data reveals the difference of the two statistics.
+    Raised, for example, on every release drawn from a fixed seed that no accountant
+    records (and on every reuse of a Generator's state in the process): fixed seeds are for
+    tests and reproducible examples, and reusing one on neighbouring data reveals the
+    difference of the two statistics.
     """
 
 

@@ -10,7 +10,7 @@ from sklearn.model_selection import cross_val_score
 from knorm.accounting import PrivacyAccountant
 from knorm.models import LinearRegression
 
-FIX = ("PrivacyAccountant.open(path, total_epsilon=...)", "n_jobs=1")
+FIX = ("PrivacyAccountant.create(path, total_epsilon=...)", "n_jobs=1")
 
 
 @pytest.mark.parametrize("pickler", ["pickle", "cloudpickle"])  # cloudpickle: how loky and Dask send arguments

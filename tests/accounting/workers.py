@@ -11,7 +11,7 @@ from knorm.accounting import BudgetExceededError, PrivacyAccountant
 
 
 def race_in_process(files, barrier, queue, name, attempts, epsilon):
-    """Race the other process: create the file ledgers at once, then charge each ``attempts`` times.
+    """Race the other process: open the file ledgers at once, then charge each ``attempts`` times.
 
     The ledgers' total is 0.5: with ``attempts * epsilon`` = 0.5 there is room for
     half the charges of the two processes. They start each ledger together (a barrier),
@@ -19,7 +19,7 @@ def race_in_process(files, barrier, queue, name, attempts, epsilon):
     accepted.
     """
     barrier.wait(timeout=60)
-    accountants = [PrivacyAccountant.open(file, total_epsilon=0.5) for file in files]
+    accountants = [PrivacyAccountant.open(file) for file in files]  # created by the test, with total 0.5
     accepted = []
     for file, acc in zip(files, accountants):
         barrier.wait(timeout=60)

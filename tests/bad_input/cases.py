@@ -369,7 +369,17 @@ def release_over_budget():
 def ledger_file(total):
     """A new SQLite ledger file with ``total``, closed."""
     path = tmp(f"ledger_{len(os.listdir(tmp('')))}.sqlite")
-    PrivacyAccountant.open(path, total_epsilon=total).close()
+    PrivacyAccountant.create(path, total_epsilon=total).close()
+    return path
+
+
+def truncated_ledger():
+    """A ledger file with one charge, cut to half its size."""
+    path = ledger_file(1.0)
+    with PrivacyAccountant.open(path) as acc:
+        acc.spend(0.5, "a charge")
+    data = Path(path).read_bytes()
+    Path(path).write_bytes(data[: len(data) // 2])
     return path
 
 
@@ -1885,10 +1895,10 @@ def _rows():
     e = "PrivacyAccountant.open(path, total_epsilon)"
     add(
         e,
-        "a new file without total_epsilon",
-        lambda: PrivacyAccountant.open(tmp("new.sqlite")),
+        "a missing file (open never creates)",
+        lambda: PrivacyAccountant.open(tmp("new.sqlite"), total_epsilon=1.0),
         FileNotFoundError,
-        says("'total_epsilon' parameter of PrivacyAccountant.open", "to create a new ledger", "Got None"),
+        says("No privacy ledger at", "PrivacyAccountant.create(path, total_epsilon=...)"),
     )
     add(
         e,
@@ -1902,9 +1912,45 @@ def _rows():
         "a file that is not a ledger",
         lambda: PrivacyAccountant.open(csv("not_a_ledger.sqlite", "hello")),
         V,
-        says("is not a knorm privacy ledger"),
+        says("is not a knorm privacy ledger", "Restore it from a backup"),
     )
-    add(e, "a directory", lambda: PrivacyAccountant.open(tmp(""), total_epsilon=1.0), OSError, says("Cannot open"))
+    add(
+        e,
+        "an empty file (a ledger truncated to 0 bytes)",
+        lambda: PrivacyAccountant.open(csv("empty.sqlite", ""), total_epsilon=1.0),
+        V,
+        says("is an empty file", "restore the ledger from a backup"),
+    )
+    add(
+        e,
+        "a ledger truncated to half its size",
+        lambda: PrivacyAccountant.open(truncated_ledger()),
+        V,
+        says("is damaged", "Restore it from a backup"),
+    )
+    add(e, "a directory", lambda: PrivacyAccountant.open(tmp("")), IsADirectoryError, says("is a directory"))
+    e = "PrivacyAccountant.create(path, total_epsilon)"
+    add(
+        e,
+        "an existing ledger",
+        lambda: PrivacyAccountant.create(ledger_file(1.0), total_epsilon=1.0),
+        FileExistsError,
+        says("exists already: a privacy ledger is created once", "PrivacyAccountant.open(path)"),
+    )
+    add(
+        e,
+        "an existing empty file",
+        lambda: PrivacyAccountant.create(csv("empty_too.sqlite", ""), total_epsilon=1.0),
+        FileExistsError,
+        says("exists already", "never overwritten"),
+    )
+    add(
+        e,
+        "a directory",
+        lambda: PrivacyAccountant.create(tmp(""), total_epsilon=1.0),
+        IsADirectoryError,
+        says("is a directory"),
+    )
     e = "PrivacyAccountant (live)"
     add(
         e,
@@ -1918,14 +1964,14 @@ def _rows():
         "an in-memory ledger pickled (n_jobs=2)",
         lambda: pickle.dumps(PrivacyAccountant(1.0)),
         T,
-        says("in-memory PrivacyAccountant cannot be pickled", "PrivacyAccountant.open(path", "n_jobs=1"),
+        says("in-memory PrivacyAccountant cannot be pickled", "PrivacyAccountant.create(path", "n_jobs=1"),
     )
     add(
         "KNormMechanism.release(value, rng, accountant)",
         "rng = 7 twice with one accountant",
         seed_reused,
         SeedReuseError,
-        says("seed fingerprint", "already in the ledger", "Nothing was charged"),
+        says("same fixed seed, or Generator state, as entry 0", "Nothing was charged"),
     )
     e = "LinearImage(base, matrix)"
     add(e, "singular matrix", lambda: LinearImage(L2, [[1, 1], [1, 1]]), NB, says("the matrix is singular"))
@@ -3362,6 +3408,21 @@ def _rows():
         lambda: cli("budget", "ledger", csv("text.sqlite", "hello")),
         CE,
         says("is not a knorm privacy ledger"),
+    )
+    add(e, "show a directory", lambda: cli("budget", "show", tmp("")), CE, says("is a directory"))
+    add(
+        e,
+        "show an empty file",
+        lambda: cli("budget", "show", csv("empty_cli.sqlite", "")),
+        CE,
+        says("is an empty file"),
+    )
+    add(
+        e,
+        "create over an empty file",
+        lambda: cli("budget", "create", csv("empty_cli2.sqlite", ""), "--total-epsilon", "1"),
+        CE,
+        says("exists already"),
     )
     return rows
 

@@ -94,3 +94,42 @@ def test_release_charges_the_budget(csv_file, tmp_path, capsys):
     assert status == 2 and out == "" and "would exceed the total 1" in err
     status, out, _ = run_cli(["budget", "show", ledger, "--json"], capsys)
     assert json.loads(out)["spent"] == pytest.approx(0.6) and json.loads(out)["entries"] == 1
+
+
+def test_a_seed_is_refused_twice_by_the_budget_and_never_printed(csv_file, tmp_path, capsys):
+    import re
+
+    from knorm._seeds import legacy_fingerprint
+
+    ledger = tmp_path / "l.sqlite"
+    assert run_cli(["budget", "create", ledger, "--total-epsilon", "2"], capsys)[0] == 0
+    argv = ["release", "mean", csv_file, "--column", "x", "--bounds", "x=0:10", "--epsilon", "0.5", "--budget", ledger]
+    status, out, err = run_cli([*argv, "--seed", "271828", "--json"], capsys)
+    assert status == 0, err
+    assert re.findall(r"[0-9a-f]{32,}", out.lower()) == [] and legacy_fingerprint(271828) not in out
+    status, out, err = run_cli([*argv, "--seed", "271828"], capsys)
+    assert status == 2 and out == "" and "same fixed seed" in err and "271828" not in err
+    status, out, _ = run_cli(["budget", "show", ledger, "--json"], capsys)
+    assert json.loads(out)["entries"] == 1  # the refused release charged nothing
+
+
+@pytest.mark.parametrize("command", ["release", "fit"])
+def test_a_bad_budget_file_is_one_line_and_status_2(command, csv_file, tmp_path, capsys):
+    (tmp_path / "empty.sqlite").touch()
+    (tmp_path / "dir").mkdir()
+    if command == "release":
+        argv = ["release", "mean", csv_file, "--column", "x", "--bounds", "x=0:10", "--epsilon", "0.5"]
+    else:
+        argv = ["fit", "linear", csv_file, "--target", "y", "--features", "x", "--bounds", "x=0:10"]
+        argv += ["--bounds", "y=-10:40", "--epsilon", "1"]
+    for name, what in (
+        ("missing.sqlite", "create it with 'knorm budget create"),
+        ("empty.sqlite", "is an empty file"),
+        ("dir", "is a directory"),
+    ):
+        path = tmp_path / name
+        status, out, err = run_cli([*argv, "--budget", path], capsys)
+        assert status == 2 and out == "" and len(err.strip().splitlines()) == 1, (status, out, err)
+        assert str(path) in err and what in err and "internal error" not in err, err
+    assert "--total-epsilon E" in run_cli([*argv, "--budget", tmp_path / "missing.sqlite"], capsys)[2]
+    assert not (tmp_path / "missing.sqlite").exists()

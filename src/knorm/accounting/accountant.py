@@ -6,7 +6,8 @@ import math
 import os
 from pathlib import Path
 
-from knorm._validation import check_positive, param_error
+from knorm._seeds import legacy_fingerprint, state_key
+from knorm._validation import check_positive, check_rng, param_error
 from knorm.accounting.memory import ELSEWHERE_FIX, MemoryLedger
 from knorm.accounting.sqlite import SQLiteLedger
 
@@ -18,30 +19,27 @@ def _check_total(value, owner):
     return check_positive(value, "total_epsilon", owner)
 
 
-def _check_fingerprint(value):
-    if value is None:
-        return None
-    rule = "None or a non-empty str"
-    if not isinstance(value, str):
-        raise param_error("seed_fingerprint", "PrivacyAccountant.spend", rule, value, TypeError)
-    if not value:
-        raise param_error("seed_fingerprint", "PrivacyAccountant.spend", rule, value)
-    return value
+def _seed_keys(seed):
+    """The secret state key and the legacy fingerprint of ``seed``, or (None, None) for fresh entropy."""
+    if seed is None:
+        return None, None
+    gen = check_rng(seed, "PrivacyAccountant.spend")  # a Generator is returned as is: nothing is drawn
+    return state_key(gen), legacy_fingerprint(seed)
 
 
-def _check_path(path):
+def _check_path(path, owner):
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise param_error("path", "PrivacyAccountant.open", "a str or an os.PathLike", path, TypeError)
+        raise param_error("path", owner, "a str or an os.PathLike", path, TypeError)
     path = os.fspath(path)
     if isinstance(path, bytes) or not path:
-        raise param_error("path", "PrivacyAccountant.open", "a non-empty str path", path, TypeError)
+        raise param_error("path", owner, "a non-empty str path", path, TypeError)
     # Absolute, so that a pickled accountant reopens the same file from a worker with another cwd.
     return Path(os.path.abspath(path))
 
 
 def _reopen(path, total_epsilon, ledger_id):
     """Unpickle a file accountant: reopen its file, which must still hold the same ledger."""
-    return PrivacyAccountant._from_store(SQLiteLedger(Path(path), total_epsilon, must_exist=True, ledger_id=ledger_id))
+    return PrivacyAccountant._from_store(SQLiteLedger(Path(path), total_epsilon, ledger_id=ledger_id))
 
 
 class PrivacyAccountant:
@@ -49,9 +47,10 @@ class PrivacyAccountant:
 
     It tracks the epsilon spent on one dataset and refuses, before anything is
     released, any charge that would take the total past ``total_epsilon``, and any
-    charge that repeats a recorded seed fingerprint. Create it in memory with
-    ``PrivacyAccountant(total_epsilon)``, for one process, or open a file ledger with
-    :meth:`open`, shared by threads, processes, workers and sessions.
+    charge drawn from a fixed seed (or Generator state) it has already recorded. Create
+    it in memory with ``PrivacyAccountant(total_epsilon)``, for one process, or keep it
+    in a file shared by threads, processes, workers and sessions: :meth:`create` makes
+    the file once, :meth:`open` opens it afterwards.
 
     Parameters
     ----------
@@ -60,7 +59,8 @@ class PrivacyAccountant:
 
     See Also
     --------
-    PrivacyAccountant.open : A ledger in an SQLite file.
+    PrivacyAccountant.create : A new ledger in an SQLite file.
+    PrivacyAccountant.open : An existing ledger file.
 
     Notes
     -----
@@ -116,17 +116,76 @@ class PrivacyAccountant:
         return self
 
     @classmethod
-    def open(cls, path, *, total_epsilon=None):
-        """Open the ledger stored in the SQLite file ``path``, creating it if needed.
+    def create(cls, path, *, total_epsilon):
+        """Create a new ledger in the SQLite file ``path``, which must not exist.
 
         Parameters
         ----------
         path : str or os.PathLike
-            The ledger file. It is made absolute now, so that a pickled accountant
-            reopens the same file from any working directory.
+            The new file. Nothing may be at this path, not even an empty file: a ledger
+            is created once, and an existing file is never taken over. The path is made
+            absolute now, so that a pickled accountant reopens the same file from any
+            working directory.
+        total_epsilon : float
+            The whole budget, in (0, inf), stored in the file and fixed for its life.
+
+        Returns
+        -------
+        PrivacyAccountant
+            The accountant, charging the new file. Close it with :meth:`close`, or use it
+            as a context manager; later sessions use :meth:`open`.
+
+        Raises
+        ------
+        FileExistsError
+            If anything exists at ``path``.
+        IsADirectoryError
+            If ``path`` is a directory.
+        FileNotFoundError
+            If the directory of ``path`` does not exist.
+        PermissionError
+            If that directory is read-only.
+
+        See Also
+        --------
+        PrivacyAccountant.open : Open the ledger in a later session.
+
+        Notes
+        -----
+        The file is claimed atomically (``O_CREAT | O_EXCL``), so two processes creating
+        the same path cannot both succeed. The ledger gets a random id and a secret
+        random salt, the key of its seed fingerprints (HMAC-SHA256), which never leaves
+        the file. What the file back end guarantees is in the Notes of :meth:`open`.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "census-budget.sqlite")
+        >>> with PrivacyAccountant.create(path, total_epsilon=1.0) as acc:
+        ...     entry = acc.spend(0.5, "mean income")
+        >>> PrivacyAccountant.create(path, total_epsilon=1.0)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        FileExistsError: '...census-budget.sqlite' exists already: a privacy ledger is created once. ...
+        >>> tmp.cleanup()
+        """
+        path = _check_path(path, "PrivacyAccountant.create")
+        total = _check_total(total_epsilon, "PrivacyAccountant.create")
+        return cls._from_store(SQLiteLedger(path, total, create=True))
+
+    @classmethod
+    def open(cls, path, *, total_epsilon=None):
+        """Open the existing ledger stored in the SQLite file ``path``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ledger file, made by :meth:`create`. It is made absolute now, so that a
+            pickled accountant reopens the same file from any working directory.
         total_epsilon : float or None, default None
-            The whole budget, in (0, inf). Required to create a new file. On an
-            existing file it must equal the stored total; None uses the stored one.
+            None takes the stored total. A float must equal it (a check, for scripts that
+            state the budget they expect); it never creates a ledger.
 
         Returns
         -------
@@ -137,19 +196,35 @@ class PrivacyAccountant:
         Raises
         ------
         FileNotFoundError
-            If no file exists at ``path`` and ``total_epsilon`` is None.
+            If nothing exists at ``path`` (create the ledger with :meth:`create`).
+        IsADirectoryError
+            If ``path`` is a directory.
+        PermissionError
+            If the file or its directory is read-only: a ledger must be writable to be
+            charged.
         ValueError
-            If ``total_epsilon`` differs from the stored total, or ``path`` is not a
-            knorm privacy ledger.
+            If the file is empty, truncated, damaged or not a knorm privacy ledger, or
+            ``total_epsilon`` differs from the stored total.
         OSError
-            If the file cannot be opened or created.
+            If SQLite cannot open the file for another reason.
 
         See Also
         --------
+        PrivacyAccountant.create : Create a ledger file.
         PrivacyAccountant : The ledger in memory.
 
         Notes
         -----
+        Opening never creates. In earlier versions ``open(path, total_epsilon=...)`` made a
+        new ledger when the file was missing or empty: a ledger deleted or truncated to 0
+        bytes then came back as a fresh, full budget, and its spending was lost without a
+        word. Now a missing, empty, truncated or damaged file is an error (restore it
+        from a backup), and a new ledger is made only by :meth:`create`. Every page of the
+        file is checked (``PRAGMA quick_check``) when it is opened. A ledger written
+        before salted fingerprints is given its secret salt when it is first opened; its
+        old, unsalted fingerprints still refuse the int and SeedSequence seeds they
+        recorded.
+
         What the file back end guarantees:
 
         - Every :meth:`spend` is one SQLite ``BEGIN IMMEDIATE`` transaction: it takes the
@@ -180,14 +255,15 @@ class PrivacyAccountant:
         >>> import os, tempfile
         >>> tmp = tempfile.TemporaryDirectory()
         >>> path = os.path.join(tmp.name, "census-budget.sqlite")
-        >>> with PrivacyAccountant.open(path, total_epsilon=1.0) as acc:
+        >>> PrivacyAccountant.create(path, total_epsilon=1.0).close()
+        >>> with PrivacyAccountant.open(path) as acc:
         ...     entry = acc.spend(0.5, "mean income")
         >>> with PrivacyAccountant.open(path) as acc:  # a later session: the total is stored
         ...     acc.total_epsilon, acc.spent, acc.ledger[0].label
         (1.0, 0.5, 'mean income')
         >>> tmp.cleanup()
         """
-        path = _check_path(path)
+        path = _check_path(path, "PrivacyAccountant.open")
         total = None if total_epsilon is None else _check_total(total_epsilon, "PrivacyAccountant.open")
         return cls._from_store(SQLiteLedger(path, total))
 
@@ -231,7 +307,7 @@ class PrivacyAccountant:
         """The ledger file, an absolute ``pathlib.Path``, or None in memory."""
         return self._store.path
 
-    def spend(self, epsilon, label="", *, mechanism="", seed_fingerprint=None):
+    def spend(self, epsilon, label="", *, mechanism="", seed=None):
         """Charge ``epsilon`` for the release ``label``, or raise without charging anything.
 
         Call it before releasing: the release may go ahead only if it returns.
@@ -244,9 +320,13 @@ class PrivacyAccountant:
             What is released (stored with ``str``).
         mechanism : str, default ''
             A description of the mechanism making the release (stored with ``str``).
-        seed_fingerprint : str or None, default None
-            A fingerprint of the fixed seed the release draws its noise from, or None
-            when the noise comes from fresh entropy or an advancing Generator.
+        seed : None, int, sequence of int, SeedSequence, BitGenerator or Generator, default None
+            The ``rng`` the release draws its noise from, not yet drawn from. None means
+            fresh entropy from the operating system. Anything else is a fixed seed,
+            identified by the state of the bit generator it gives (``7``, ``[7]``,
+            ``SeedSequence(7)`` and an unused ``default_rng(7)`` are one seed; a Generator
+            that has advanced is a new one). The ledger keeps a salted fingerprint of
+            that state and refuses it a second time; the entry says only ``fixed_seed``.
 
         Returns
         -------
@@ -259,11 +339,11 @@ class PrivacyAccountant:
             If the charge would take the spent total past ``total_epsilon`` (beyond a
             relative tolerance of 1e-12).
         SeedReuseError
-            If ``seed_fingerprint`` is already in the ledger.
+            If the ledger already holds a charge drawn from the same seed (state).
         ValueError
             If ``epsilon`` is not in (0, inf), or the file ledger is closed.
         TypeError
-            If ``epsilon`` is not a real number, or ``seed_fingerprint`` not a str.
+            If ``epsilon`` is not a real number, or ``seed`` not a seed (a bool, a float).
         RuntimeError
             If an in-memory accountant is charged from a forked child process.
         TimeoutError
@@ -277,7 +357,10 @@ class PrivacyAccountant:
 
         Two releases drawn from the same fixed seed add the same noise vector V, so on
         neighbouring datasets X, X' their difference (T(X) + V) - (T(X') + V) =
-        T(X) - T(X') carries no noise at all: a repeated seed fingerprint is refused.
+        T(X) - T(X') carries no noise at all: a repeated seed is refused. Its fingerprint
+        is HMAC-SHA256 of the bit generator's state under the ledger's secret salt, so
+        nothing the ledger publishes (an entry, a ``Release``) lets anyone recover the
+        seed by trying seeds.
 
         References
         ----------
@@ -292,15 +375,17 @@ class PrivacyAccountant:
         >>> acc.remaining
         0.0
         >>> acc = PrivacyAccountant(1.0)
-        >>> entry = acc.spend(0.1, "count", seed_fingerprint="seed:12345")
-        >>> acc.spend(0.1, "count again", seed_fingerprint="seed:12345")  # doctest: +ELLIPSIS
+        >>> acc.spend(0.1, "count", seed=12345).fixed_seed
+        True
+        >>> acc.spend(0.1, "count again", seed=[12345])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        knorm.accounting.SeedReuseError: Refusing to charge 'count again': its seed fingerprint 'seed:12345' ...
+        knorm.accounting.SeedReuseError: Refusing to charge 'count again': it is drawn from the same fixed seed, ...
         """
         # inf is the non-private limit: no finite budget can pay for it (check_positive refuses it).
         epsilon = check_positive(epsilon, "epsilon", "PrivacyAccountant.spend")
-        return self._store.append(epsilon, str(label), str(mechanism), _check_fingerprint(seed_fingerprint))
+        key, legacy = _seed_keys(seed)
+        return self._store.append(epsilon, str(label), str(mechanism), key, legacy)
 
     # -- life cycle -------------------------------------------------------------------------------------------
     def close(self):

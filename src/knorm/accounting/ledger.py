@@ -27,7 +27,7 @@ class BudgetExceededError(RuntimeError):
 
 
 class SeedReuseError(RuntimeError):
-    """A charge repeats a seed fingerprint already in the ledger; nothing was charged."""
+    """A charge repeats a fixed seed (or Generator state) already in the ledger; nothing was charged."""
 
 
 # Shown as knorm.accounting.X in tracebacks and reprs: that is where users import them from.
@@ -53,8 +53,11 @@ class LedgerEntry:
         A description of the mechanism that made the release ('' if none was given).
     time : datetime.datetime
         When the charge was accepted (just before the release), timezone-aware, in UTC.
-    seed_fingerprint : str or None
-        The fingerprint of a fixed seed the release was drawn with, or None.
+    fixed_seed : bool, default False
+        Whether the release was drawn from a fixed seed or a given Generator, whose salted
+        fingerprint the ledger keeps in its storage to refuse it a second time. The
+        fingerprint itself is never part of an entry: an entry is published with its
+        Release, and nothing derived from a seed may be.
     """
 
     position: int
@@ -62,13 +65,13 @@ class LedgerEntry:
     label: str
     mechanism: str
     time: datetime
-    seed_fingerprint: str | None = None
+    fixed_seed: bool = False
 
 
 LedgerEntry.__module__ = "knorm.accounting"
 
 
-def check_charge(epsilons, total, epsilon, label, seed_fingerprint=None, previous=None):
+def check_charge(epsilons, total, epsilon, label, previous=None):
     """Raise unless charging ``epsilon`` on top of ``epsilons`` stays within ``total``.
 
     The caller holds the ledger's lock (or write transaction) from reading ``epsilons``
@@ -84,10 +87,9 @@ def check_charge(epsilons, total, epsilon, label, seed_fingerprint=None, previou
         The new charge, already validated.
     label : str
         What the new charge is for (for the messages).
-    seed_fingerprint : str or None, default None
-        The new charge's seed fingerprint.
     previous : tuple of (int, str) or None, default None
-        ``(position, label)`` of the entry already holding ``seed_fingerprint``, if any.
+        ``(position, label)`` of the entry already holding the new charge's seed
+        fingerprint, if any.
 
     Raises
     ------
@@ -106,8 +108,8 @@ def check_charge(epsilons, total, epsilon, label, seed_fingerprint=None, previou
     if previous is not None:
         position, earlier = previous
         raise SeedReuseError(
-            f"Refusing to charge {label!r}: its seed fingerprint {seed_fingerprint!r} is already in the ledger "
-            f"(entry {position}, {earlier!r}). Two releases drawn from the same fixed seed add the same noise, so "
+            f"Refusing to charge {label!r}: it is drawn from the same fixed seed, or Generator state, as entry "
+            f"{position} of the ledger ({earlier!r}). Two releases drawn from the same fixed seed add the same noise, so "
             "on neighbouring datasets the difference of the two outputs is exactly the difference of the two "
             "statistics, with no noise left: it reveals what the noise was meant to hide, whatever epsilon says. "
             "Pass rng=None to draw fresh entropy from the operating system, or pass one numpy Generator and let "

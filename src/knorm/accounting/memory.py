@@ -13,14 +13,15 @@ import os
 import threading
 from datetime import datetime, timezone
 
+from knorm._seeds import fingerprint, new_salt
 from knorm.accounting.ledger import LedgerEntry, check_charge
 
 __all__ = ["MemoryLedger", "ELSEWHERE_FIX"]
 
 # The one advice for every way a memory ledger could be charged from another process.
 ELSEWHERE_FIX = (
-    "Use a file ledger, PrivacyAccountant.open(path, total_epsilon=...), which every process, worker and "
-    "session charges in one place, or run the work in this process (n_jobs=1)."
+    "Use a file ledger, PrivacyAccountant.create(path, total_epsilon=...) (then PrivacyAccountant.open(path)), "
+    "which every process, worker and session charges in one place, or run the work in this process (n_jobs=1)."
 )
 
 
@@ -39,12 +40,14 @@ class MemoryLedger:
         self.total = total
         self._entries = []
         self._by_fingerprint = {}
+        # The secret key of the seed fingerprints: it never leaves this object.
+        self._salt = new_salt()
         self._lock = threading.Lock()
         self._pid = os.getpid()
 
     closed = False
 
-    def append(self, epsilon, label, mechanism, seed_fingerprint):
+    def append(self, epsilon, label, mechanism, seed_key=None, legacy=None):
         """Check the charge and record it, atomically.
 
         Parameters
@@ -55,8 +58,11 @@ class MemoryLedger:
             What is released.
         mechanism : str
             A description of the mechanism.
-        seed_fingerprint : str or None
-            The fixed seed's fingerprint, or None.
+        seed_key : bytes or None, default None
+            The state the release draws from (:func:`knorm._seeds.state_key`), or None for
+            fresh entropy; fingerprinted here under this ledger's salt.
+        legacy : str or None, default None
+            Unused: an in-memory ledger never holds unsalted fingerprints.
 
         Returns
         -------
@@ -71,19 +77,20 @@ class MemoryLedger:
                 f"the budget would be spent again. Nothing was charged. {ELSEWHERE_FIX}"
             )
         with self._lock:
-            previous = self._by_fingerprint.get(seed_fingerprint) if seed_fingerprint is not None else None
-            check_charge([e.epsilon for e in self._entries], self.total, epsilon, label, seed_fingerprint, previous)
+            fp = None if seed_key is None else fingerprint(self._salt, seed_key)
+            previous = None if fp is None else self._by_fingerprint.get(fp)
+            check_charge([e.epsilon for e in self._entries], self.total, epsilon, label, previous)
             entry = LedgerEntry(
                 position=len(self._entries),
                 epsilon=epsilon,
                 label=label,
                 mechanism=mechanism,
                 time=datetime.now(timezone.utc),
-                seed_fingerprint=seed_fingerprint,
+                fixed_seed=fp is not None,
             )
             self._entries.append(entry)
-            if seed_fingerprint is not None:
-                self._by_fingerprint[seed_fingerprint] = (entry.position, label)
+            if fp is not None:
+                self._by_fingerprint[fp] = (entry.position, label)
         return entry
 
     def entries(self):

@@ -1,6 +1,6 @@
 """The file back end: an append-only SQLite database shared by threads, processes and sessions.
 
-It is the ledger of :meth:`knorm.accounting.PrivacyAccountant.open`. Every charge
+It is the ledger of :meth:`knorm.accounting.PrivacyAccountant.create` and ``open``. Every charge
 is one ``BEGIN IMMEDIATE`` transaction: it takes the database's write lock, reads the
 entries, checks the charge and inserts it, then commits, so two writers (threads,
 processes, joblib or Dask workers, separate sessions) are serialised by SQLite's file
@@ -11,13 +11,20 @@ File layout (format 'knorm-privacy-ledger', version 1):
 
 - ``meta(key, value)``: format, version, total_epsilon (``repr`` of the float, so it reads
   back exactly), ledger_id (a random UUID telling this ledger from a later one at the
-  same path) and created (ISO 8601, UTC);
+  same path), created (ISO 8601, UTC) and salt (the secret key of the seed fingerprints,
+  hex; a file written before it existed gets one, by an INSERT, when it is next opened);
 - ``entries(position, epsilon, label, mechanism, time, seed_fingerprint)``, with
-  ``seed_fingerprint`` UNIQUE, and triggers that abort any UPDATE or DELETE of either table.
+  ``seed_fingerprint`` UNIQUE (HMAC-SHA256 of the seed's state under the salt, see
+  :mod:`knorm._seeds`; unsalted in entries written before the salt), and triggers that
+  abort any UPDATE or DELETE of either table.
+
+The salt and the fingerprints never leave the file: an entry read back says only
+whether its release was drawn from a fixed seed (``LedgerEntry.fixed_seed``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -26,6 +33,7 @@ import weakref
 from datetime import datetime, timezone
 from typing import Any
 
+from knorm._seeds import fingerprint, new_salt
 from knorm.accounting.ledger import LedgerEntry, check_charge
 
 __all__ = ["SQLiteLedger", "BUSY_TIMEOUT", "FORMAT", "VERSION"]
@@ -77,6 +85,37 @@ def _close_quietly(conn):
         pass
 
 
+def _problem(path, err):
+    """The one-line error for an SQLite failure on the ledger file ``path``."""
+    text = str(err)
+    if "readonly" in text or "read-only" in text:
+        return PermissionError(
+            f"The privacy ledger file '{path}' is read-only ({text}): a ledger must be writable (file and "
+            "directory) to be charged. Nothing was charged."
+        )
+    if isinstance(err, sqlite3.OperationalError) and "unable to open" in text:
+        return OSError(f"Cannot open the privacy ledger file '{path}': {text}.")
+    return ValueError(
+        f"'{path}' is not a knorm privacy ledger, or is damaged ({text}). Restore it from a backup: its spending "
+        "cannot be recovered, and a new ledger would be a new, full budget."
+    )
+
+
+def _check_writable(path):
+    """Refuse up front a ledger SQLite could read but not charge (the file, or its directory, read-only)."""
+    # os.access is advisory (root passes it); SQLite's own 'readonly' errors are mapped by _problem too.
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise PermissionError(
+            f"The privacy ledger file '{path}' is read-only or unreadable for this user: a ledger must be readable "
+            "and writable to be charged."
+        )
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise PermissionError(
+            f"The directory of the privacy ledger file '{path}' is read-only for this user: SQLite writes its "
+            "journal next to the file, so the ledger cannot be charged."
+        )
+
+
 class SQLiteLedger:
     """Entries in an SQLite file, checked and inserted in one write transaction.
 
@@ -85,40 +124,83 @@ class SQLiteLedger:
     path : pathlib.Path
         The file, absolute.
     total : float or None
-        The total budget, validated; None to take the stored one (the file must exist).
-    must_exist : bool, default False
-        Refuse to create the file (for unpickling: a missing file must not become a new,
-        full budget).
+        The total budget, validated. Required to create; when opening, None takes the
+        stored one and a float must equal it.
+    create : bool, default False
+        Create a new ledger at ``path``, which must not exist (not even as an empty file).
+        Otherwise open the existing ledger, which must be a complete knorm ledger file.
     ledger_id : str or None, default None
         If given, the stored ledger_id must equal it (for unpickling).
     """
 
-    def __init__(self, path, total, *, must_exist=False, ledger_id=None):
+    def __init__(self, path, total, *, create=False, ledger_id=None):
         self.path = path
         self._lock = threading.Lock()
         self._conn: Any = None
         self._finalizer: Any = None
         self.closed = False
-        exists = path.exists()
-        if not exists and (total is None or must_exist):
-            if must_exist:
+        if create:
+            self._claim()
+        else:
+            self._check_existing(unpickling=ledger_id is not None)
+        try:
+            self._connect("rw")
+            self.total, self.ledger_id, self._salt = self._initialise(total, ledger_id, create)
+        except BaseException:
+            self.close()
+            if create:
+                with contextlib.suppress(OSError):
+                    path.unlink()  # ours: claimed with O_EXCL above, and holding no entry
+            raise
+        _LIVE.add(self)
+
+    # -- the file -------------------------------------------------------------------------------------------
+    def _claim(self):
+        """Create ``path`` as an empty file, atomically, or refuse if anything is there."""
+        path = self.path
+        if path.is_dir():
+            raise IsADirectoryError(f"'{path}' is a directory; a privacy ledger is created as a new file.")
+        if not path.parent.is_dir():
+            raise FileNotFoundError(
+                f"Cannot create the privacy ledger file '{path}': the directory '{path.parent}' does not exist."
+            )
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise FileExistsError(
+                f"'{path}' exists already: a privacy ledger is created once. Open it with "
+                "PrivacyAccountant.open(path); a file that is not a ledger is never overwritten."
+            ) from None
+        except PermissionError:
+            raise PermissionError(
+                f"Cannot create the privacy ledger file '{path}': the directory '{path.parent}' is read-only."
+            ) from None
+        os.close(fd)
+
+    def _check_existing(self, *, unpickling):
+        """Refuse a missing, directory, empty or read-only path, before SQLite sees it."""
+        path = self.path
+        if not path.exists():
+            if unpickling:
                 raise FileNotFoundError(
                     f"The privacy ledger file '{path}' no longer exists, so this PrivacyAccountant cannot be "
                     "reopened (it was pickled, e.g. to send it to a worker). A new file would be a new, full "
                     "budget; refusing."
                 )
             raise FileNotFoundError(
-                f"The 'total_epsilon' parameter of PrivacyAccountant.open must be a float in the range (0, inf) "
-                f"to create a new ledger: no file exists at '{path}' (check the path if you meant to reopen one). "
-                "Got None instead."
+                f"No privacy ledger at '{path}'. Create one with PrivacyAccountant.create(path, total_epsilon=...) "
+                "(the command line: knorm budget create PATH --total-epsilon E); a ledger that was deleted cannot "
+                "be replaced by a new one without losing what it had spent."
             )
-        self._connect("rw" if exists or must_exist else "rwc")
-        try:
-            self.total, self.ledger_id = self._initialise(total, ledger_id)
-        except BaseException:
-            self.close()
-            raise
-        _LIVE.add(self)
+        if path.is_dir():
+            raise IsADirectoryError(f"'{path}' is a directory, not a privacy ledger file.")
+        if path.stat().st_size == 0:
+            raise ValueError(
+                f"'{path}' is an empty file, not a knorm privacy ledger (truncated, or never written). Its spending "
+                "cannot be recovered: restore the ledger from a backup. A ledger is created with "
+                "PrivacyAccountant.create(path, total_epsilon=...), at a new path."
+            )
+        _check_writable(path)
 
     # -- connection -----------------------------------------------------------------------------------------
     def _connect(self, mode):
@@ -131,14 +213,14 @@ class SQLiteLedger:
                 isolation_level=None,  # autocommit: transactions are only the explicit BEGIN IMMEDIATE ones
                 check_same_thread=False,  # threads share it, one at a time, under self._lock
             )
-        except sqlite3.OperationalError as err:
-            raise OSError(f"Cannot open the privacy ledger file '{self.path}': {err}.") from err
+        except sqlite3.Error as err:
+            raise _problem(self.path, err) from err
         try:
             # Durable before spend returns, i.e. before the noise is drawn (FULL is the default; say so).
             conn.execute("PRAGMA synchronous = FULL")
         except sqlite3.DatabaseError as err:  # the first read of the file: 'file is not a database'
             conn.close()
-            raise ValueError(f"'{self.path}' is not a knorm privacy ledger: {err}.") from err
+            raise _problem(self.path, err) from err
         self._conn = conn
         self._finalizer = weakref.finalize(self, _close_quietly, conn)
 
@@ -170,22 +252,18 @@ class SQLiteLedger:
                     f"The privacy ledger file '{self.path}' stayed locked by another writer for {BUSY_TIMEOUT:g} s. "
                     "Nothing was charged."
                 ) from err
-            raise
+            raise _problem(self.path, err) from err
+        except sqlite3.DatabaseError as err:
+            raise _problem(self.path, err) from err
 
-    def _initialise(self, total, ledger_id):
+    def _initialise(self, total, ledger_id, create):
         conn = self._conn
         try:
             self._transaction(conn)
         except sqlite3.DatabaseError as err:
-            raise ValueError(f"'{self.path}' is not a knorm privacy ledger: {err}.") from err
+            raise _problem(self.path, err) from err
         try:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not tables:
-                if total is None or ledger_id is not None:  # unpickling must find its ledger, not make one
-                    raise ValueError(
-                        f"'{self.path}' is an empty file, not a knorm privacy ledger. Pass total_epsilon to "
-                        "PrivacyAccountant.open to make it a new ledger."
-                    )
+            if create:
                 for statement in _SCHEMA:
                     conn.execute(statement)
                 meta = {
@@ -194,18 +272,16 @@ class SQLiteLedger:
                     "total_epsilon": repr(total),
                     "ledger_id": uuid.uuid4().hex,
                     "created": datetime.now(timezone.utc).isoformat(),
+                    "salt": new_salt().hex(),
                 }
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
             else:
-                meta = dict(conn.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
-                if meta.get("format") != FORMAT:
-                    raise ValueError(f"'{self.path}' is an SQLite database but not a knorm privacy ledger.")
-                if meta.get("version") != VERSION:
-                    raise ValueError(
-                        f"'{self.path}' is a knorm privacy ledger of format version {meta.get('version')!r}; this "
-                        f"version of knorm reads version {VERSION!r} only."
-                    )
+                meta = self._read_meta(conn)
             conn.execute("COMMIT")
+        except sqlite3.DatabaseError as err:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise _problem(self.path, err) from err
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -222,10 +298,36 @@ class SQLiteLedger:
                 f"The privacy ledger file '{self.path}' was replaced by another ledger since this PrivacyAccountant "
                 "was pickled; refusing to charge a different budget."
             )
-        return stored, meta["ledger_id"]
+        return stored, meta["ledger_id"], bytes.fromhex(meta["salt"])
+
+    def _read_meta(self, conn):
+        """Check the file (format, version, integrity) and return its meta, adding a salt if it has none."""
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        meta = dict(conn.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
+        if meta.get("format") != FORMAT or "entries" not in tables:
+            raise ValueError(f"'{self.path}' is an SQLite database but not a knorm privacy ledger.")
+        if meta.get("version") != VERSION:
+            raise ValueError(
+                f"'{self.path}' is a knorm privacy ledger of format version {meta.get('version')!r}; this "
+                f"version of knorm reads version {VERSION!r} only."
+            )
+        # A truncated or damaged file can still show its first pages: check every page.
+        check = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        if check != ["ok"]:
+            raise ValueError(
+                f"'{self.path}' is a damaged knorm privacy ledger ({check[0]}). Restore it from a backup: its "
+                "spending cannot be recovered, and a new ledger would be a new, full budget."
+            )
+        if "salt" not in meta:
+            # A ledger written before salted fingerprints: give it its secret salt now (an INSERT, which its
+            # append-only triggers allow and earlier versions ignore). Its old, unsalted fingerprints stay
+            # comparable: spend also looks up the legacy fingerprint of an int or SeedSequence seed.
+            meta["salt"] = new_salt().hex()
+            conn.execute("INSERT INTO meta VALUES ('salt', ?)", (meta["salt"],))
+        return meta
 
     # -- the ledger -----------------------------------------------------------------------------------------
-    def append(self, epsilon, label, mechanism, seed_fingerprint):
+    def append(self, epsilon, label, mechanism, seed_key=None, legacy=None):
         """Check the charge and record it, atomically.
 
         Parameters
@@ -236,8 +338,12 @@ class SQLiteLedger:
             What is released.
         mechanism : str
             A description of the mechanism.
-        seed_fingerprint : str or None
-            The fixed seed's fingerprint, or None.
+        seed_key : bytes or None, default None
+            The state the release draws from (:func:`knorm._seeds.state_key`), or None for
+            fresh entropy; fingerprinted here under the file's salt.
+        legacy : str or None, default None
+            The unsalted fingerprint earlier versions stored for the same seed, looked up
+            too (never stored), so that a ledger written before the salt still refuses it.
 
         Returns
         -------
@@ -249,25 +355,31 @@ class SQLiteLedger:
             self._transaction(conn)
             try:
                 epsilons = [row[0] for row in conn.execute("SELECT epsilon FROM entries ORDER BY position")]
+                fp = None if seed_key is None else fingerprint(self._salt, seed_key)
                 previous = None
-                if seed_fingerprint is not None:
-                    previous = conn.execute(
-                        "SELECT position, label FROM entries WHERE seed_fingerprint = ?", (seed_fingerprint,)
-                    ).fetchone()
-                check_charge(epsilons, self.total, epsilon, label, seed_fingerprint, previous)
+                for known in (fp, legacy) if fp is not None else ():
+                    if known is not None and previous is None:
+                        previous = conn.execute(
+                            "SELECT position, label FROM entries WHERE seed_fingerprint = ?", (known,)
+                        ).fetchone()
+                check_charge(epsilons, self.total, epsilon, label, previous)
                 entry = LedgerEntry(
                     position=len(epsilons),
                     epsilon=epsilon,
                     label=label,
                     mechanism=mechanism,
                     time=datetime.now(timezone.utc),
-                    seed_fingerprint=seed_fingerprint,
+                    fixed_seed=fp is not None,
                 )
                 conn.execute(
                     "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)",
-                    (entry.position, epsilon, label, mechanism, entry.time.isoformat(), seed_fingerprint),
+                    (entry.position, epsilon, label, mechanism, entry.time.isoformat(), fp),
                 )
                 conn.execute("COMMIT")
+            except sqlite3.DatabaseError as err:  # e.g. the file was made read-only since it was opened
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise _problem(self.path, err) from err
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -284,7 +396,8 @@ class SQLiteLedger:
         """
         with self._lock:
             rows = self._connection().execute(
-                "SELECT position, epsilon, label, mechanism, time, seed_fingerprint FROM entries ORDER BY position"
+                "SELECT position, epsilon, label, mechanism, time, seed_fingerprint IS NOT NULL FROM entries "
+                "ORDER BY position"
             )
             return [
                 LedgerEntry(
@@ -293,9 +406,9 @@ class SQLiteLedger:
                     label=label,
                     mechanism=mech,
                     time=datetime.fromisoformat(time),
-                    seed_fingerprint=fp,
+                    fixed_seed=bool(fixed),
                 )
-                for pos, eps, label, mech, time, fp in rows
+                for pos, eps, label, mech, time, fixed in rows
             ]
 
     def epsilons(self):

@@ -15,6 +15,7 @@ import numpy as np
 from knorm._validation import check_count, check_rng
 from knorm.audit.core import NeighbourPair, audit_pairs
 from knorm.audit.mechanisms import _search_directions
+from knorm.exceptions import PrivacyWarning
 
 __all__ = ["adversarial_records", "audit_estimator", "coefficients", "estimator_sampler"]
 
@@ -83,6 +84,8 @@ def estimator_sampler(estimator, X, y, *, output=coefficients, context=None):
         seeds = rng.integers(0, 2**32, size=n)
         with warnings.catch_warnings(), context() if context is not None else contextlib.nullcontext():
             warnings.simplefilter("ignore", ConvergenceWarning)
+            # Each fit has its own seed, drawn from the audit's Generator: fresh noise, nothing to warn about.
+            warnings.simplefilter("ignore", PrivacyWarning)
             start = 0
             if not validated and n:  # the first fit validates the parameters
                 out.append(output(est.set_params(random_state=int(seeds[0])).fit(X, y)))

@@ -217,9 +217,13 @@ Reading the table:
   (l_inf, eps = 1) where one record changes in month 2. With fresh seeds the pair
   is 1-DP and passes. With the same seed for both months, R2 - R1 = T2 - T1
   exactly, the change is revealed and the bound is limited only by the sample
-  size. knorm refuses this in the release path: an accountant records a
-  fingerprint of every int or SeedSequence seed and raises `SeedReuseError` on its
-  second use, and without an accountant a fixed seed emits a `PrivacyWarning`.
+  size. knorm refuses this in the release path: an accountant records a salted
+  fingerprint (HMAC-SHA256 under a secret key kept in the ledger) of the state the
+  noise starts from, for every form of a seed (an int, a sequence of ints, a
+  SeedSequence, a Generator or BitGenerator, an estimator's RandomState), and raises
+  `SeedReuseError` on its second use; without an accountant every release from a
+  fixed seed, and every reuse of a Generator's state, emits a `PrivacyWarning`
+  (tests/mechanisms/test_seeds.py).
 * Objective perturbation's real loss on these datasets is far below its
   guarantee. Its proof bounds the noise and Jacobian factors separately. So a
   lower bound near 0.1 is expected there. It is not a lack of power.

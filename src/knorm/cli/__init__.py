@@ -16,7 +16,16 @@ from knorm.cli._common import CLIError, KnormParser
 __all__ = ["main"]
 
 # Errors of the library that mean bad input or a refused release: reported in one line.
-_USER_ERRORS = (CLIError, ValueError, TypeError, FileNotFoundError, PermissionError, IsADirectoryError)
+_USER_ERRORS = (
+    CLIError,
+    ValueError,
+    TypeError,
+    FileNotFoundError,
+    FileExistsError,
+    PermissionError,
+    IsADirectoryError,
+    TimeoutError,
+)
 
 
 def build_parser():

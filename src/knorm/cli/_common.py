@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -16,6 +17,7 @@ __all__ = [
     "add_budget",
     "add_output",
     "emit",
+    "ledger_errors",
     "open_budget",
     "optional",
     "parse_bounds",
@@ -217,18 +219,34 @@ def add_output(parser):
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
+@contextlib.contextmanager
+def ledger_errors(path, *, create=False):
+    """Turn every error of opening or creating the ledger file ``path`` into a one-line CLIError.
+
+    A missing file says how to create one; the others (an existing path given to create, a
+    directory, a read-only file or directory, an empty, truncated or damaged file, a file
+    that is not a ledger) keep the library's one-line message, which names the path.
+    """
+    try:
+        yield
+    except FileNotFoundError as err:
+        if not create:
+            raise CLIError(
+                f"no privacy ledger at {str(path)!r}: create it with 'knorm budget create {path} --total-epsilon E'."
+            ) from None
+        raise CLIError(str(err)) from None
+    except (OSError, ValueError) as err:  # FileExistsError, IsADirectoryError, PermissionError, damaged files
+        raise CLIError(str(err)) from None
+
+
 def open_budget(path):
     """Open the file ledger at ``path`` (it must exist), or return None when no path is given."""
     if path is None:
         return None
     from knorm.accounting import PrivacyAccountant
 
-    try:
+    with ledger_errors(path):
         return PrivacyAccountant.open(path)
-    except FileNotFoundError:
-        raise CLIError(
-            f"no privacy ledger at {path!r}: create it with 'knorm budget create {path} --total EPS'."
-        ) from None
 
 
 def release_dict(release):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from knorm.cli._common import CLIError, add_output, emit, positive_float
+from knorm.cli._common import add_output, emit, ledger_errors, positive_float
 
 __all__ = ["add_parser"]
 
 _EXAMPLE = """examples:
-  knorm budget create study.sqlite --total 4        # once, for a dataset
+  knorm budget create study.sqlite --total-epsilon 4   # once, for a dataset
   knorm fit linear data.csv ... --budget study.sqlite
   knorm budget show study.sqlite
   knorm budget ledger study.sqlite --json"""
@@ -44,12 +44,19 @@ def add_parser(sub, parser_class):
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     create.add_argument("path", help="the SQLite file to create")
-    create.add_argument("--total", type=positive_float, required=True, help="the whole budget, in (0, inf)")
+    create.add_argument(
+        "--total-epsilon",
+        "--total",
+        dest="total",
+        type=positive_float,
+        required=True,
+        help="the whole budget, in (0, inf) (--total is the short form)",
+    )
     add_output(create)
     create.set_defaults(func=run_create)
     for name, help_text, func in (
         ("show", "print the total, the spent and the remaining budget", run_show),
-        ("ledger", "print every charge: epsilon, label, time, mechanism, seed fingerprint", run_ledger),
+        ("ledger", "print every charge: epsilon, label, time, mechanism, whether its seed was fixed", run_ledger),
     ):
         q = actions.add_parser(
             name, help=help_text, epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -61,15 +68,12 @@ def add_parser(sub, parser_class):
 
 
 def _open(path, total=None, *, create=False):
-    import os
-
     from knorm.accounting import PrivacyAccountant
 
-    if create and os.path.exists(path):
-        raise CLIError(f"{path!r} exists already: a ledger is created once (read it with 'knorm budget show').")
-    if not create and not os.path.exists(path):
-        raise CLIError(f"no privacy ledger at {path!r}: create it with 'knorm budget create {path} --total EPS'.")
-    return PrivacyAccountant.open(path, total_epsilon=total)
+    with ledger_errors(path, create=create):
+        if create:
+            return PrivacyAccountant.create(path, total_epsilon=total)
+        return PrivacyAccountant.open(path)
 
 
 def _summary(acc):
@@ -117,7 +121,7 @@ def run_ledger(args):
             "label": e.label,
             "time": e.time.isoformat(),
             "mechanism": e.mechanism,
-            "seed_fingerprint": e.seed_fingerprint,
+            "fixed_seed": e.fixed_seed,
         }
         for e in entries
     ]

@@ -2,7 +2,7 @@
 
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
-from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active, seed_fingerprint
+from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active
 from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, choose_spacing
 from knorm.mechanisms.release import Intervals, Release
 
@@ -23,5 +23,4 @@ __all__ = [
     "nonprivate",
     "nonprivate_active",
     "rank_mechanisms",
-    "seed_fingerprint",
 ]

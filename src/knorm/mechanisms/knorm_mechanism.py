@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import hashlib
+import itertools
 import math
-import numbers
+import threading
 import warnings
 
 import numpy as np
 
+from knorm._seeds import fingerprint, new_salt, state_key
 from knorm._validation import check_positive, check_probability, check_rng, check_vectors, param_error
 from knorm.exceptions import ConvergenceError, PrivacyWarning
 from knorm.geometry import LpBall, NormBall
@@ -26,14 +27,17 @@ __all__ = [
     "KNormMechanism",
     "nonprivate",
     "nonprivate_active",
-    "seed_fingerprint",
 ]
 
 #: Certified tolerance on ||grad F||_2 of a perturbed objective (sum form) before it is published.
 GRADIENT_TOLERANCE = 1e-8
 #: Share of epsilon that objective perturbation spends on the output noise covering that tolerance.
 OUTPUT_SHARE = 0.01
-_warned = {"fixed seed": False}
+# Fingerprints of the states drawn from without an accountant in this process (see _warn_fixed_seed).
+_PROCESS_SALT = new_salt()
+_SEEN: set = set()
+_SEEN_LOCK = threading.Lock()
+_WARNINGS = itertools.count(1)
 # True inside ``nonprivate()``: releases add no noise and charge nothing.
 _NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
 _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
@@ -231,11 +235,20 @@ class KNormMechanism:
         ----------
         value : array_like of shape (m,) or (k, m)
             The statistic T(X); each row gets independent noise.
-        rng : None, int, SeedSequence or Generator
-            Source of the noise. None draws fresh entropy from the operating system.
+        rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+            Source of the noise. None draws fresh entropy from the operating system:
+            use it to publish. Anything else is a fixed seed, identified by the state of
+            the bit generator it gives, read before anything is drawn: ``7``, ``[7]``,
+            ``(7,)``, ``np.array([7])``, ``SeedSequence(7)`` and ``default_rng(7)`` or
+            ``Generator(PCG64(7))`` not yet advanced are one seed; a Generator that has
+            advanced is a new one. ``True`` and ``False`` are refused (TypeError).
         accountant : PrivacyAccountant, optional
             Charged epsilon (once per row) before any noise is drawn; nothing is
-            released if the charge is refused.
+            released if the charge is refused. It refuses a second release from a seed
+            (state) it has recorded (:class:`~knorm.accounting.SeedReuseError`). Without
+            an accountant, a release from an explicit seed warns every time, and one
+            from a Generator warns when its state was already drawn from in this process
+            (``PrivacyWarning``).
         label : str, default "K-norm release"
             What is released, for the ledger and the record.
 
@@ -307,10 +320,12 @@ class KNormMechanism:
             The certified tolerance tau on ||grad F(theta)||_2 (sum form).
         output_share : float, default 0.01
             Share of epsilon spent on the output noise W.
-        rng : None, int, SeedSequence or Generator
-            Source of the noise.
+        rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+            Source of the noise; a fixed seed is identified by its state, as in
+            :meth:`release`.
         accountant : PrivacyAccountant, optional
-            Charged ``epsilon`` before the noise is drawn.
+            Charged ``epsilon`` before the noise is drawn; it refuses a seed (state) it
+            has recorded.
         label : str, default "objective perturbation"
             What is released.
 
@@ -393,12 +408,12 @@ class KNormMechanism:
         """Apply the privacy rules, then draw the noise: every release goes through here.
 
         The rules, in order: the accountant is checked and charged (with the mechanism's
-        description and the fingerprint of a fixed seed, which it refuses to see twice),
-        or, without one, a fixed seed earns a PrivacyWarning once per process; only then
-        is noise drawn and the value built.
+        description and the seed, whose state it fingerprints under its secret salt and
+        refuses to see twice), or, without one, a fixed seed earns a PrivacyWarning (on
+        every release from an explicit seed, and on every reuse of a Generator's state in
+        this process); only then is noise drawn and the value built.
         """
-        fingerprint = seed_fingerprint(rng)
-        gen = check_rng(rng, owner)
+        gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
         if _NONPRIVATE.get():
             return self._record(
                 draw(gen), epsilon=math.inf, label=label, entry=None, mechanism=mechanism, noiseless=True
@@ -410,9 +425,9 @@ class KNormMechanism:
             )
         entry = None
         if accountant is not None:
-            entry = accountant.spend(epsilon, label, mechanism=f"{mechanism}: {self!r}", seed_fingerprint=fingerprint)
-        elif fingerprint is not None:
-            _warn_fixed_seed()
+            entry = accountant.spend(epsilon, label, mechanism=f"{mechanism}: {self!r}", seed=rng)
+        elif rng is not None:
+            _warn_fixed_seed(rng, gen)
         return self._record(
             draw(gen), epsilon=epsilon, label=label, entry=entry, mechanism=mechanism, describe=describe
         )
@@ -534,47 +549,34 @@ class KNormMechanism:
         return f"KNormMechanism({self.ball!r}, sensitivity={self.sensitivity.value:g}, epsilon={self.epsilon:g}{extra})"
 
 
-def seed_fingerprint(rng):
-    """Return a fingerprint of a fixed seed, or None when ``rng`` is not one.
+def _warn_fixed_seed(rng, gen):
+    """Warn about a release without an accountant from a fixed seed, or from a Generator state seen before.
 
-    Parameters
-    ----------
-    rng : None, int, SeedSequence or Generator
-        What a release was given as its source of randomness.
-
-    Returns
-    -------
-    str or None
-        A hash of the seed's entropy for an int or a SeedSequence (the same for ``7`` and
-        ``SeedSequence(7)``, which draw the same noise); None for None (fresh OS entropy)
-        and for a Generator (trusted and advanced: it never repeats its draws).
-
-    Examples
-    --------
-    >>> seed_fingerprint(7) == seed_fingerprint(np.random.SeedSequence(7)) != seed_fingerprint(8)
-    True
-    >>> seed_fingerprint(None) is None
-    True
+    An explicit seed (an int, a sequence of ints, a SeedSequence) is fixed by construction,
+    and a process cannot tell whether it was used yesterday, elsewhere: it warns on every
+    release. A Generator is the recommended source, which advances as it draws, so a
+    warning on each of its releases would teach users to ignore the warning; it warns
+    when its state was already drawn from in this process, that is, on each reuse. The
+    states seen are kept as HMAC-SHA256 fingerprints under a random salt of this process
+    (32 bytes each), never the states themselves.
     """
-    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
-        seq = np.random.SeedSequence(int(rng))
-    elif isinstance(rng, np.random.SeedSequence):
-        seq = rng
-    else:
-        return None
-    key = f"{seq.entropy}|{tuple(seq.spawn_key)}|{seq.pool_size}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def _warn_fixed_seed():
-    if _warned["fixed seed"]:
+    fp = fingerprint(_PROCESS_SALT, state_key(gen))
+    with _SEEN_LOCK:
+        seen = fp in _SEEN
+        _SEEN.add(fp)
+    explicit = not isinstance(rng, (np.random.Generator, np.random.BitGenerator))
+    if not (explicit or seen):
         return
-    _warned["fixed seed"] = True
+    what = "a fixed seed" if explicit else "a Generator in a state already drawn from in this process"
+    # Numbered, so that Python's default filter (once per message and place) shows every one of them.
+    number = next(_WARNINGS)
     warnings.warn(
-        "A release was drawn from a fixed seed with no accountant to record it. Fixed seeds are for tests and "
-        "reproducible examples: two releases with the same seed on neighbouring data draw the same noise, and "
-        "their difference reveals the exact difference of the statistics. Publish with rng=None (fresh OS "
-        "entropy), or charge a PrivacyAccountant, which refuses a seed it has seen. (Shown once per process.)",
+        f"A release was drawn from {what}, with no accountant to record it"
+        f"{' (and this seed was used before in this process)' if seen and explicit else ''}. Fixed seeds are for "
+        "tests and reproducible examples: two releases with the same seed on neighbouring data draw the same noise, "
+        "and their difference reveals the exact difference of the statistics. Publish with rng=None (fresh OS "
+        f"entropy), or charge a PrivacyAccountant, which refuses a seed it has seen. (Fixed-seed warning {number} "
+        "of this process.)",
         PrivacyWarning,
         stacklevel=4,
     )

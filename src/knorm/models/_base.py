@@ -209,7 +209,18 @@ class PrivateEstimatorMixin:
         return state
 
     def _release_rng(self):
-        """The source of the noise as the release path wants it (a seed keeps its fingerprint)."""
+        """The source of the noise as the release path wants it.
+
+        An int stays an int and a Generator the same Generator; a RandomState becomes the
+        Generator seeded by one draw of it, so two RandomStates in one state give two
+        Generators in one state: the ledger fingerprints that state (:mod:`knorm._seeds`)
+        and refuses the second. A bool is refused: it is a mistake, not the seed 1 or 0.
+        """
+        if isinstance(self.random_state, (bool, np.bool_)):
+            raise TypeError(
+                f"The 'random_state' parameter of {type(self).__name__} must be None, an int >= 0, a numpy "
+                f"Generator or a RandomState. Got {self.random_state!r} instead; a bool is no seed."
+            )
         if isinstance(self.random_state, np.random.RandomState):
             return resolve_random_state(self.random_state)
         return self.random_state

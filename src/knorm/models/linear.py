@@ -83,9 +83,12 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         Source of the noise. None (the default) draws fresh entropy from the
         operating system: use it to publish. A fixed int seed is for tests and
         reproducible examples: an accountant refuses a second release with the
-        same seed, and without one the first such release in a process warns
-        (``PrivacyWarning``). A Generator is trusted and advanced; clones get a
-        child of it, so they never draw the same noise.
+        same seed, and without one every such release warns (``PrivacyWarning``).
+        A Generator or RandomState is identified by its state: an accountant
+        refuses a second fit from the same state (two ``RandomState(7)``, two
+        ``default_rng(7)``), and without one a state reused in this process warns.
+        A Generator advances as it draws; clones get a child of it, so they never
+        draw the same noise. ``True`` and ``False`` are refused.
     sampler : {'auto', 'lattice', 'continuous'}, default='auto'
         How the noise is drawn. 'auto' (the default) is the exact lattice release
         (:mod:`knorm.mechanisms.lattice`: the statistic rounded to a power-of-two

@@ -164,8 +164,12 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
         The neighbouring relation.
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
@@ -229,8 +233,12 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         (:class:`~knorm.geometry.VoteBall`) and the last is rebuilt.
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 

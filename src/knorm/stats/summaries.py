@@ -128,8 +128,12 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
         The neighbouring relation.
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
@@ -252,8 +256,12 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         The neighbouring relation (the number of records is public under replace-one).
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
@@ -321,8 +329,12 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
         add/remove n is private, so the count is released jointly with the sums.
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
@@ -421,8 +433,12 @@ def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", 
         Under add/remove the count n is released too: (n, sum x, sum x^2).
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
@@ -651,8 +667,12 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
         The neighbouring relation.
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
@@ -762,8 +782,12 @@ def std(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
         The neighbouring relation.
     accountant : PrivacyAccountant, optional
         Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing).
+    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+        Source of the noise (None: fresh OS entropy, the default for publishing). Any
+        other value is a fixed seed, identified by the state of the bit generator it
+        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+        accountant refuses it a second time, and without one it warns. ``True`` and
+        ``False`` are refused.
     label : str, optional
         What is released.
 
