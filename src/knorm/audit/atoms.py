@@ -55,7 +55,7 @@ _CHUNK = 10_000_000
 class AtomResult:
     """One comparison of two sets of atoms.
 
-    Attributes
+    Parameters
     ----------
     name : str
         What is compared (e.g. ``"0 vs +-1"``).
@@ -89,11 +89,22 @@ class AtomResult:
 
     @property
     def excess(self):
-        """exp(estimate - log_ratio): 1 under the exact law (1.012 was the zero bias of issue 21)."""
+        """The realised ratio over the exact one, exp(estimate - log_ratio) (1 under the exact law)."""
         return math.exp(self.estimate - self.log_ratio)
 
     def passed(self, z_max=Z_MAX):
-        """Whether |z| <= z_max."""
+        """Return whether |z| <= z_max.
+
+        Parameters
+        ----------
+        z_max : float, default 4.5
+            The bound on |z| (two-sided normal tail 6.8e-6 at 4.5).
+
+        Returns
+        -------
+        bool
+            True when the counts agree with the exact law.
+        """
         return abs(self.z) <= z_max
 
 
@@ -217,7 +228,20 @@ class ZeroHeavyNoise:
         self.unnormalised_logpmf = noise.unnormalised_logpmf
 
     def sample(self, size=None, *, rng=None):
-        """Draws of the broken law (shape as the sound law's)."""
+        """Draw from the broken law.
+
+        Parameters
+        ----------
+        size : int, optional
+            Number of draws (None: one).
+        rng : None, int, SeedSequence or Generator, optional
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of int64
+            The draws, shaped as the sound law's.
+        """
         gen = check_rng(rng, "ZeroHeavyNoise.sample")
         k = np.asarray(self.noise.sample(size, rng=gen))
         hit = gen.random(k.shape[0] if k.ndim else 1) < self.excess * self.p0
@@ -229,7 +253,7 @@ class ZeroHeavyNoise:
 class AtomCase:
     """One law of the atom suite.
 
-    Attributes
+    Parameters
     ----------
     name : str
         The law, as printed.
