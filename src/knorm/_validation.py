@@ -3,12 +3,21 @@
 Every error names the parameter, the rule and the value received, in the
 scikit-learn format: "The 'epsilon' parameter of KNormMechanism must be a
 float in the range (0, inf). Got -1 instead."
+
+Nothing from the data in a message: errors and warnings are logs, and logs are not
+private. A value received is echoed only when it is public (declared bounds, epsilon,
+a parameter the user typed). For data (x, X, y, labels found in y, a statistic computed
+from them) a message names the parameter and the rule, and at most counts the
+offending entries: such a count comes from the data, so it is shown to the curator in
+the exception and is never stored in a release. :func:`numeric_input` applies the rule
+to numpy's and scikit-learn's own errors, which quote values and whole arrays.
 """
 
 from __future__ import annotations
 
 import contextlib
 import numbers
+import re
 import sys
 import warnings
 
@@ -24,6 +33,7 @@ __all__ = [
     "check_vectors",
     "numeric_input",
     "param_error",
+    "without_data",
 ]
 
 
@@ -102,20 +112,21 @@ def check_vectors(u, dim, name="u", owner="NormBall"):
     """
     try:
         arr = np.asarray(u, dtype=float)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError):
+        # from None: numpy's message quotes the entry, and ``u`` may be a statistic of the data.
         raise TypeError(
             f"The {name!r} parameter of {owner} must be an array of real numbers. Got {type(u).__name__} instead."
-        ) from err
+        ) from None
     if arr.ndim == 0 or arr.shape[-1] != dim:
         raise ValueError(
             f"The {name!r} parameter of {owner} must have last axis of length {dim} "
             f"(the dimension). Got shape {arr.shape} instead."
         )
     if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
+        # A count, not the value or where it is: ``u`` may be a statistic of the data.
         raise ValueError(
             f"The {name!r} parameter of {owner} must contain only finite values. "
-            f"Got {float(arr[tuple(bad)])!r} at index {tuple(int(i) for i in bad)} instead."
+            f"Got {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s) instead."
         )
     return arr
 
@@ -157,53 +168,109 @@ def _is_real_entry(v):
     return True
 
 
-def _non_numeric_entry(data):
-    """``(entry,)`` for the first entry of ``data`` that is not a real number, or ``()``."""
+def _non_numeric_count(data):
+    """``(number of entries of data that are not real numbers, number of entries)``, or ``(0, 0)``."""
     if hasattr(data, "tocsr"):  # scipy sparse: not ours to judge (scikit-learn says dense is needed)
-        return ()
+        return 0, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # complex -> float warns; that is not a non-numeric entry
         try:
             np.asarray(data, dtype=float)
-            return ()
+            return 0, 0
         except (TypeError, ValueError):
             pass
     try:
         flat = np.asarray(data, dtype=object).ravel()
     except (TypeError, ValueError):
-        return ()
-    for v in flat:
-        if not _is_real_entry(v):
-            return (v.item() if isinstance(v, np.generic) else v,)
-    return ()
+        return 0, 0
+    return sum(not _is_real_entry(v) for v in flat), len(flat)
+
+
+# numpy's words for an object it cannot convert name the type only ("... not 'dict'"): safe to keep.
+_TYPE_ONLY = re.compile(r"[\w() ]*argument must be a string or a (real )?number, not '[\w.]+'")
+_NOT_2D = re.compile(r"Expected 2D array, got (1D|scalar) array instead")
+
+
+def without_data(message):
+    """``message`` (a numpy or scikit-learn error) cut before anything that can quote the data.
+
+    scikit-learn appends the whole array to some errors ("array=[...]", or the array on
+    the next line after "Complex data not supported"); numpy quotes the string it could
+    not convert. What is kept is the first line, up to any "array=" or quoted value.
+    """
+    first = str(message).split("\n", 1)[0]
+    first = first.split("array=", 1)[0]
+    first = re.split(r"[:,]?\s*['\"\[]", first, maxsplit=1)[0]
+    return first.rstrip(" :,;") or "invalid input"
+
+
+def _is_complex(data):
+    try:
+        return bool(np.iscomplexobj(data) or np.iscomplexobj(np.asarray(data)))
+    except (TypeError, ValueError):
+        return False
+
+
+def _clean_error(err, owner, arrays):
+    """The error to raise in place of ``err``, or None to let ``err`` through unchanged."""
+    for name, data in arrays.items():
+        bad, total = _non_numeric_count(data)
+        if bad:
+            msg = (
+                f"The {name!r} parameter of {owner} must be an array of real numbers. Got {bad} non-numeric "
+                f"value(s) (of {total} entries) instead"
+            )
+            # For objects, keep numpy's wording too (it names the type only): scikit-learn's
+            # check_dtype_object matches it.
+            if isinstance(err, TypeError) and _TYPE_ONLY.fullmatch(str(err)):
+                msg += f" ({err})"
+            return name, msg + "."
+    text = str(err)
+    shape = _NOT_2D.match(text)
+    if shape:
+        name = next(iter(arrays), "X")
+        got = "a single value" if shape[1] == "scalar" else "a 1-D array"
+        return name, (
+            f"The {name!r} parameter of {owner} must be a 2-D array of shape (n_samples, n_features). Got {got} "
+            "instead: reshape one feature with X.reshape(-1, 1), one sample with X.reshape(1, -1)."
+        )
+    if text.startswith("Complex data not supported"):
+        name = next((k for k, v in arrays.items() if _is_complex(v)), next(iter(arrays), "X"))
+        # scikit-learn's check_complex_data matches these first words.
+        return name, f"Complex data not supported: the {name!r} parameter of {owner} must be an array of real numbers."
+    clean = without_data(text)
+    return None, (clean if clean == text else clean + " (the rest of the message is withheld: it can quote the data).")
 
 
 @contextlib.contextmanager
 def numeric_input(owner, exc=None, **arrays):
-    """Re-raise a failed float conversion in the block as the one-format error naming the array.
+    """Re-raise a failed conversion or validation in the block without the data it quotes.
 
     ``arrays`` maps parameter names to the inputs converted inside the block
     (``X=X, y=y``). If the block raises TypeError or ValueError and one of them
     holds a non-numeric entry, the error becomes "The 'X' parameter of {owner}
-    must be an array of real numbers. Got the non-numeric value 'a' instead."
-    Its class is ``exc``, or the original one (ValueError for strings, TypeError
-    for other objects) so that callers catching numpy's error still do. Any other
-    error passes through unchanged.
+    must be an array of real numbers. Got 3 non-numeric value(s) (of 1000 entries)
+    instead." (the count is the curator's: it depends on the data). Its class is
+    ``exc``, or the original one (ValueError for strings, TypeError for other
+    objects) so that callers catching numpy's error still do. Any other
+    TypeError or ValueError (scikit-learn's "Expected 2D array ... array=[...]",
+    "Complex data not supported" followed by the array) keeps its class and loses
+    every value it quotes. The new error is raised ``from None``, so a traceback
+    does not show the original either.
     """
     try:
         yield
+        return
     except (TypeError, ValueError) as err:
-        for name, data in arrays.items():
-            bad = _non_numeric_entry(data)
-            if bad:
-                msg = (
-                    f"The {name!r} parameter of {owner} must be an array of real numbers. "
-                    f"Got the non-numeric value {bad[0]!r} instead"
-                )
-                # For objects, keep numpy's wording too: scikit-learn's check_dtype_object matches it.
-                msg += f" ({err})." if isinstance(err, TypeError) else "."
-                raise (exc or type(err))(msg) from err
-        raise
+        kind = type(err)
+        named, message = _clean_error(err, owner, arrays)
+        if named is None and message == str(err) and err.__cause__ is None and err.__context__ is None:
+            raise
+    if named is not None and exc is not None:
+        kind = exc
+    elif kind not in (TypeError, ValueError):  # a subclass (scikit-learn's own) may not take one message
+        kind = ValueError if issubclass(kind, ValueError) else TypeError
+    raise kind(message) from None  # the original quotes the data: not even as __context__
 
 
 def as_real_array(value, name, owner):

@@ -77,8 +77,9 @@ def main(argv=None):
     except Exception as err:  # a bug: still one line, and a way to see the traceback
         if os.environ.get("KNORM_DEBUG"):
             raise
+        # The type only: the message of an unexpected error (numpy's, pandas') can quote the data.
         print(
-            f"{prog}: internal error ({type(err).__name__}: {_line(err)}); rerun with KNORM_DEBUG=1 to see where, "
+            f"{prog}: internal error ({type(err).__name__}); rerun with KNORM_DEBUG=1 to see where and why, "
             "and please report it",
             file=sys.stderr,
         )
