@@ -104,11 +104,14 @@ def check_probability(value, name, owner, *, closed=False):
     return value
 
 
-def check_vectors(u, dim, name="u", owner="NormBall"):
+def check_vectors(u, dim, name="u", owner="NormBall", *, public=False):
     """Return ``u`` as a float array of shape (..., dim) with finite entries.
 
     A single vector of shape (dim,) is accepted and kept 1-D; callers use the
-    leading axes for vectorisation.
+    leading axes for vectorisation. ``public=True`` marks a declared input (bounds,
+    a domain, a polytope): its errors echo the first non-finite entry and its
+    index. Otherwise ``u`` may come from the data (a statistic, a point handed to
+    a norm) and the errors count the non-finite entries, nothing more.
     """
     try:
         arr = np.asarray(u, dtype=float)
@@ -122,12 +125,17 @@ def check_vectors(u, dim, name="u", owner="NormBall"):
             f"The {name!r} parameter of {owner} must have last axis of length {dim} "
             f"(the dimension). Got shape {arr.shape} instead."
         )
-    if not np.all(np.isfinite(arr)):
-        # A count, not the value or where it is: ``u`` may be a statistic of the data.
+    if not np.all(np.isfinite(arr)) and public:
+        bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
             f"The {name!r} parameter of {owner} must contain only finite values. "
-            f"Got {int(np.sum(~np.isfinite(arr)))} NaN or infinite value(s) instead."
+            f"Got {float(arr[tuple(bad)])!r} at index {tuple(int(i) for i in bad)} instead."
         )
+    if not np.all(np.isfinite(arr)):
+        # A count, not the value or where it is: ``u`` may be a statistic of the data.
+        nan, inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
+        got = " and ".join(f"{k} {what} value(s)" for k, what in ((nan, "NaN"), (inf, "infinite")) if k)
+        raise ValueError(f"The {name!r} parameter of {owner} must contain only finite values. Got {got} instead.")
     return arr
 
 
@@ -169,26 +177,30 @@ def _is_real_entry(v):
 
 
 def _non_numeric_count(data):
-    """``(number of entries of data that are not real numbers, number of entries)``, or ``(0, 0)``."""
+    """``(entries of data that are not real numbers, entries, the first of them)``, or ``(0, 0, None)``."""
     if hasattr(data, "tocsr"):  # scipy sparse: not ours to judge (scikit-learn says dense is needed)
-        return 0, 0
+        return 0, 0, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # complex -> float warns; that is not a non-numeric entry
         try:
             np.asarray(data, dtype=float)
-            return 0, 0
+            return 0, 0, None
         except (TypeError, ValueError):
             pass
     try:
         flat = np.asarray(data, dtype=object).ravel()
     except (TypeError, ValueError):
-        return 0, 0
-    return sum(not _is_real_entry(v) for v in flat), len(flat)
+        return 0, 0, None
+    bad = [v for v in flat if not _is_real_entry(v)]
+    first = bad[0] if bad else None
+    return len(bad), len(flat), (first.item() if isinstance(first, np.generic) else first)
 
 
 # numpy's words for an object it cannot convert name the type only ("... not 'dict'"): safe to keep.
 _TYPE_ONLY = re.compile(r"[\w() ]*argument must be a string or a (real )?number, not '[\w.]+'")
 _NOT_2D = re.compile(r"Expected 2D array, got (1D|scalar) array instead")
+# scikit-learn messages that hold counts only, kept whole.
+_COUNTS_ONLY = re.compile(r"Found input variables with inconsistent numbers of samples: \[[\d, ]*\]")
 
 
 def without_data(message):
@@ -211,15 +223,13 @@ def _is_complex(data):
         return False
 
 
-def _clean_error(err, owner, arrays):
-    """The error to raise in place of ``err``, or None to let ``err`` through unchanged."""
+def _clean_error(err, owner, arrays, public=False):
+    """``(the parameter to blame or None, the message to raise in place of err's)``."""
     for name, data in arrays.items():
-        bad, total = _non_numeric_count(data)
+        bad, total, first = _non_numeric_count(data)
         if bad:
-            msg = (
-                f"The {name!r} parameter of {owner} must be an array of real numbers. Got {bad} non-numeric "
-                f"value(s) (of {total} entries) instead"
-            )
+            got = f"the non-numeric value {first!r}" if public else f"{bad} non-numeric value(s) (of {total} entries)"
+            msg = f"The {name!r} parameter of {owner} must be an array of real numbers. Got {got} instead"
             # For objects, keep numpy's wording too (it names the type only): scikit-learn's
             # check_dtype_object matches it.
             if isinstance(err, TypeError) and _TYPE_ONLY.fullmatch(str(err)):
@@ -229,28 +239,33 @@ def _clean_error(err, owner, arrays):
     shape = _NOT_2D.match(text)
     if shape:
         name = next(iter(arrays), "X")
-        got = "a single value" if shape[1] == "scalar" else "a 1-D array"
+        got = "a single value" if shape[1] == "scalar" else "a 1D array"
+        # "2D array" and "Reshape your data": scikit-learn's estimator checks match these words.
         return name, (
-            f"The {name!r} parameter of {owner} must be a 2-D array of shape (n_samples, n_features). Got {got} "
-            "instead: reshape one feature with X.reshape(-1, 1), one sample with X.reshape(1, -1)."
+            f"The {name!r} parameter of {owner} must be a 2D array of shape (n_samples, n_features). Got {got} "
+            "instead. Reshape your data with X.reshape(-1, 1) if it has one feature, X.reshape(1, -1) if it is "
+            "one sample."
         )
     if text.startswith("Complex data not supported"):
         name = next((k for k, v in arrays.items() if _is_complex(v)), next(iter(arrays), "X"))
         # scikit-learn's check_complex_data matches these first words.
         return name, f"Complex data not supported: the {name!r} parameter of {owner} must be an array of real numbers."
+    if _COUNTS_ONLY.fullmatch(text):
+        return None, text
     clean = without_data(text)
     return None, (clean if clean == text else clean + " (the rest of the message is withheld: it can quote the data).")
 
 
 @contextlib.contextmanager
-def numeric_input(owner, exc=None, **arrays):
+def numeric_input(owner, exc=None, *, public=False, **arrays):
     """Re-raise a failed conversion or validation in the block without the data it quotes.
 
     ``arrays`` maps parameter names to the inputs converted inside the block
     (``X=X, y=y``). If the block raises TypeError or ValueError and one of them
     holds a non-numeric entry, the error becomes "The 'X' parameter of {owner}
     must be an array of real numbers. Got 3 non-numeric value(s) (of 1000 entries)
-    instead." (the count is the curator's: it depends on the data). Its class is
+    instead." (the count is the curator's: it depends on the data), or, for
+    declared inputs (``public=True``), "Got the non-numeric value 'a' instead.". Its class is
     ``exc``, or the original one (ValueError for strings, TypeError for other
     objects) so that callers catching numpy's error still do. Any other
     TypeError or ValueError (scikit-learn's "Expected 2D array ... array=[...]",
@@ -263,7 +278,7 @@ def numeric_input(owner, exc=None, **arrays):
         return
     except (TypeError, ValueError) as err:
         kind = type(err)
-        named, message = _clean_error(err, owner, arrays)
+        named, message = _clean_error(err, owner, arrays, public)
         if named is None and message == str(err) and err.__cause__ is None and err.__context__ is None:
             raise
     if named is not None and exc is not None:
@@ -273,7 +288,10 @@ def numeric_input(owner, exc=None, **arrays):
     raise kind(message) from None  # the original quotes the data: not even as __context__
 
 
-def as_real_array(value, name, owner):
-    """``value`` as a float ndarray; a non-numeric entry is a TypeError naming it."""
-    with numeric_input(owner, TypeError, **{name: value}):
+def as_real_array(value, name, owner, *, public=False):
+    """``value`` as a float ndarray; a non-numeric entry is a TypeError naming the parameter.
+
+    The entry itself is shown only for a declared input (``public=True``): see :func:`check_vectors`.
+    """
+    with numeric_input(owner, TypeError, public=public, **{name: value}):
         return np.asarray(value, dtype=float)

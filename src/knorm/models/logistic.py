@@ -608,8 +608,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         classes, y_idx = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(
-                f"{_OWNER} needs y with 2 classes or more under public_labels=True. Got 1 distinct label "
-                "instead. Declare the labels with the 'classes' parameter to fit data where a label is absent."
+                f"{_OWNER} needs y with 2 classes or more under public_labels=True. Got 1 class (one "
+                "distinct label) instead. Declare the labels with the 'classes' parameter to fit data where a label is absent."
             )
         return classes, y_idx
 
