@@ -121,6 +121,18 @@ def frame_with_text():
     return pd.DataFrame({"id": with_text(x), "age": x})
 
 
+def dask_frame_with_text():
+    import dask.dataframe as dd
+
+    return dd.from_pandas(frame_with_text(), npartitions=2)
+
+
+def dask_y():
+    import dask.array as da
+
+    return da.from_array(Y, chunks=20)
+
+
 T1 = QuadraticStatistic([[[0.0]], [[1.0]]], [[1.0], [0.0]], [0.0], [1.0])
 # (entry point, bad data) -> the call; every call must raise or warn, and print no canary.
 CASES = {
@@ -175,6 +187,9 @@ CASES = {
     "LinearRegression.fit huge clipped": lambda: lin().fit(half_huge(X.ravel()).reshape(N, 2), Y),
     "LinearRegression.fit short y": lambda: lin().fit(X, with_number(Y)[:-1]),
     "LinearRegression.fit DataFrame text": lambda: lin().fit(frame_with_text(), Y),
+    "LinearRegression.fit Dask text X": lambda: lin().fit(dask_frame_with_text(), dask_y()),
+    "LinearRegression.fit Dask X, text y": lambda: lin().fit(dask_frame_with_text()[["age"]], with_text(Y)),
+    "stats.mean Dask text": lambda: dp.mean(dask_frame_with_text(), (0, 1), epsilon=1, rng=1),
     "LinearRegression.predict 1-D X": lambda: fitted("lin").predict(with_number(x)),
     "LinearRegression.predict text X": lambda: fitted("lin").predict(with_text(X.ravel()).reshape(N, 2)),
     "LinearRegression.predict complex X": lambda: fitted("lin").predict(X + 1j * NUMBER),
@@ -270,6 +285,27 @@ def test_cli_prints_no_canary(name, tmp_path, capsys):
     at = 3 if argv[0] == "release" else 2
     status, out, err = run_cli([*argv[:at], path, *argv[at:]], capsys)
     assert status != 0 or "warning" in err, (status, out, err)
+    assert_no_canary([out, err])
+
+
+def test_prepare_regression_data_prints_no_canary(tmp_path):
+    from knorm.experiments.data import prepare_regression_data
+
+    rows = [f"{v:.3f},{2 * v:.3f}" for v in x]
+    rows[3] = f"0.5,{SECRET}"
+    texts, exc = outcome(lambda: prepare_regression_data(_csv(tmp_path, rows, header="x,y"), "y"))
+    assert exc is not None
+    assert_no_canary(texts)
+
+
+def test_ragged_and_undecodable_csv_files_print_no_canary(tmp_path, capsys):
+    path = _csv(tmp_path, _rows(f"0.5,1,0,{SECRET}"))
+    status, out, err = run_cli([*MEAN[:2], path, *MEAN[2:]], capsys)
+    assert status == 2 and "line 5 has 4 fields" in err, err
+    assert_no_canary([out, err])
+    path.write_bytes(b"x,y\n0.5,1\n" + SECRET.encode() + b"\xff\xfe,2\n")
+    status, out, err = run_cli([*MEAN[:2], path, *MEAN[2:]], capsys)
+    assert status == 2 and "not utf-8 text" in err, err
     assert_no_canary([out, err])
 
 
