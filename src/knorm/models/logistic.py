@@ -92,6 +92,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         baseline of the multinomial model, the second the positive class of a binary
         one). A label of ``y`` outside them is an error, whichever labels occur; a
         ``y`` holding only some of them is fitted. Required unless ``public_labels``.
+        The error names the declared classes and counts the rows with another label
+        (a count of the data, for the curator: not public); it never shows the label.
     public_labels : bool, default=False
         Read the labels from ``y`` instead: this reveals which labels occur (and
         refuses a ``y`` with one label), so it is private only if the label set is
