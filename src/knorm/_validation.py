@@ -212,7 +212,7 @@ def without_data(message):
     """
     first = str(message).split("\n", 1)[0]
     first = first.split("array=", 1)[0]
-    first = re.split(r"[:,]?\s*['\"\[]", first, maxsplit=1)[0]
+    first = re.split(r"(?:[:=]\s*|\bgot\s+)['\"\[]", first, maxsplit=1)[0]
     return first.rstrip(" :,;") or "invalid input"
 
 

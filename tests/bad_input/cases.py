@@ -2938,7 +2938,7 @@ def _rows():
         "realdata: non-numeric target",
         lambda: realdata(text_target_csv()),
         CE,
-        says("target column 'y' must be numeric", "such as 'a'"),
+        says("target column 'y' must be numeric", "Got 3 non-numeric value(s) (of 3 rows)", "not shown"),
     )
     add(
         e,

@@ -178,8 +178,8 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
     for name, col in zip([*names, target], np.column_stack([X, y]).T):
         if not np.all(np.isfinite(col)):
             raise ValueError(
-                f"Column {name!r} of {path} must hold finite values. Got {int(np.sum(~np.isfinite(col)))} that are "
-                "not (inf, or a log of a non-positive number) instead."
+                f"Column {name!r} of {path} must hold finite values. Got {int(np.sum(~np.isfinite(col)))} non-finite "
+                "value(s) (inf, or a log of a non-positive number) instead."
             )
     notes = [f"dropped {dropped} of {n0} rows with missing values"]
     X, y = _truncate_rescale(X, quantiles), _truncate_rescale(y[:, None], quantiles)[:, 0]
