@@ -17,12 +17,12 @@ __all__ = [
     "KnormParser",
     "add_budget",
     "add_output",
+    "csv_problem",
     "emit",
     "ledger_errors",
     "open_budget",
     "optional",
     "parse_bounds",
-    "csv_problem",
     "positive_float",
     "probability",
     "read_table",
@@ -162,7 +162,7 @@ def csv_problem(err):
         return "it is a directory, not a CSV file"
     ragged = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(err))
     if ragged:
-        return f"line {ragged[2]} has {ragged[3]} fields where the rows before it have {ragged[1]}"
+        return f"line {ragged[2]} has {ragged[3]} fields where the header has {ragged[1]}"
     if type(err).__name__ == "EmptyDataError":
         return "it is empty"
     return "pandas could not parse it (its message is withheld: it can quote the file)"

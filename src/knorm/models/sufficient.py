@@ -514,7 +514,8 @@ def _check_dask_numeric(owner, **arrays):
     for name, v in arrays.items():
         if not is_dask_collection(v):
             continue
-        dtypes = list(v.dtypes) if hasattr(v, "columns") else [v.dtype]
+        dt = getattr(v, "dtypes", None)  # a frame's dtypes, a Series' one dtype; arrays have dtype only
+        dtypes = [v.dtype] if dt is None else [dt] if hasattr(dt, "kind") else list(dt)
         bad = [dt for dt in dtypes if getattr(dt, "kind", "O") not in "biuf"]
         if bad:  # a dtype is the schema, not the data
             raise TypeError(
