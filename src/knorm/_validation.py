@@ -3,12 +3,21 @@
 Every error names the parameter, the rule and the value received, in the
 scikit-learn format: "The 'epsilon' parameter of KNormMechanism must be a
 float in the range (0, inf). Got -1 instead."
+
+Nothing from the data in a message: errors and warnings are logs, and logs are not
+private. A value received is echoed only when it is public (declared bounds, epsilon,
+a parameter the user typed). For data (x, X, y, labels found in y, a statistic computed
+from them) a message names the parameter and the rule, and at most counts the
+offending entries: such a count comes from the data, so it is shown to the curator in
+the exception and is never stored in a release. :func:`numeric_input` applies the rule
+to numpy's and scikit-learn's own errors, which quote values and whole arrays.
 """
 
 from __future__ import annotations
 
 import contextlib
 import numbers
+import re
 import sys
 import warnings
 
@@ -24,6 +33,7 @@ __all__ = [
     "check_vectors",
     "numeric_input",
     "param_error",
+    "without_data",
 ]
 
 
@@ -94,29 +104,38 @@ def check_probability(value, name, owner, *, closed=False):
     return value
 
 
-def check_vectors(u, dim, name="u", owner="NormBall"):
+def check_vectors(u, dim, name="u", owner="NormBall", *, public=False):
     """Return ``u`` as a float array of shape (..., dim) with finite entries.
 
     A single vector of shape (dim,) is accepted and kept 1-D; callers use the
-    leading axes for vectorisation.
+    leading axes for vectorisation. ``public=True`` marks a declared input (bounds,
+    a domain, a polytope): its errors echo the first non-finite entry and its
+    index. Otherwise ``u`` may come from the data (a statistic, a point handed to
+    a norm) and the errors count the non-finite entries, nothing more.
     """
     try:
         arr = np.asarray(u, dtype=float)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError):
+        # from None: numpy's message quotes the entry, and ``u`` may be a statistic of the data.
         raise TypeError(
             f"The {name!r} parameter of {owner} must be an array of real numbers. Got {type(u).__name__} instead."
-        ) from err
+        ) from None
     if arr.ndim == 0 or arr.shape[-1] != dim:
         raise ValueError(
             f"The {name!r} parameter of {owner} must have last axis of length {dim} "
             f"(the dimension). Got shape {arr.shape} instead."
         )
-    if not np.all(np.isfinite(arr)):
+    if not np.all(np.isfinite(arr)) and public:
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
             f"The {name!r} parameter of {owner} must contain only finite values. "
             f"Got {float(arr[tuple(bad)])!r} at index {tuple(int(i) for i in bad)} instead."
         )
+    if not np.all(np.isfinite(arr)):
+        # A count, not the value or where it is: ``u`` may be a statistic of the data.
+        nan, inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
+        got = " and ".join(f"{k} {what} value(s)" for k, what in ((nan, "NaN"), (inf, "infinite")) if k)
+        raise ValueError(f"The {name!r} parameter of {owner} must contain only finite values. Got {got} instead.")
     return arr
 
 
@@ -157,56 +176,122 @@ def _is_real_entry(v):
     return True
 
 
-def _non_numeric_entry(data):
-    """``(entry,)`` for the first entry of ``data`` that is not a real number, or ``()``."""
+def _non_numeric_count(data):
+    """``(entries of data that are not real numbers, entries, the first of them)``, or ``(0, 0, None)``."""
     if hasattr(data, "tocsr"):  # scipy sparse: not ours to judge (scikit-learn says dense is needed)
-        return ()
+        return 0, 0, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # complex -> float warns; that is not a non-numeric entry
         try:
             np.asarray(data, dtype=float)
-            return ()
+            return 0, 0, None
         except (TypeError, ValueError):
             pass
     try:
         flat = np.asarray(data, dtype=object).ravel()
     except (TypeError, ValueError):
-        return ()
-    for v in flat:
-        if not _is_real_entry(v):
-            return (v.item() if isinstance(v, np.generic) else v,)
-    return ()
+        return 0, 0, None
+    bad = [v for v in flat if not _is_real_entry(v)]
+    first = bad[0] if bad else None
+    return len(bad), len(flat), (first.item() if isinstance(first, np.generic) else first)
+
+
+# numpy's words for an object it cannot convert name the type only ("... not 'dict'"): safe to keep.
+_TYPE_ONLY = re.compile(r"[\w() ]*argument must be a string or a (real )?number, not '[\w.]+'")
+_NOT_2D = re.compile(r"Expected 2D array, got (1D|scalar) array instead")
+# scikit-learn messages that hold counts only, kept whole.
+_COUNTS_ONLY = re.compile(r"Found input variables with inconsistent numbers of samples: \[[\d, ]*\]")
+
+
+def without_data(message):
+    """``message`` (a numpy or scikit-learn error) cut before anything that can quote the data.
+
+    scikit-learn appends the whole array to some errors ("array=[...]", or the array on
+    the next line after "Complex data not supported"); numpy quotes the string it could
+    not convert. What is kept is the first line, up to any "array=" or quoted value.
+    """
+    first = str(message).split("\n", 1)[0]
+    first = first.split("array=", 1)[0]
+    first = re.split(r"(?:[:=]\s*|\bgot\s+)['\"\[]", first, maxsplit=1)[0]
+    return first.rstrip(" :,;") or "invalid input"
+
+
+def _is_complex(data):
+    try:
+        return bool(np.iscomplexobj(data) or np.iscomplexobj(np.asarray(data)))
+    except (TypeError, ValueError):
+        return False
+
+
+def _clean_error(err, owner, arrays, public=False):
+    """``(the parameter to blame or None, the message to raise in place of err's)``."""
+    for name, data in arrays.items():
+        bad, total, first = _non_numeric_count(data)
+        if bad:
+            got = f"the non-numeric value {first!r}" if public else f"{bad} non-numeric value(s) (of {total} entries)"
+            msg = f"The {name!r} parameter of {owner} must be an array of real numbers. Got {got} instead"
+            # For objects, keep numpy's wording too (it names the type only): scikit-learn's
+            # check_dtype_object matches it.
+            if isinstance(err, TypeError) and _TYPE_ONLY.fullmatch(str(err)):
+                msg += f" ({err})"
+            return name, msg + "."
+    text = str(err)
+    shape = _NOT_2D.match(text)
+    if shape:
+        name = next(iter(arrays), "X")
+        got = "a single value" if shape[1] == "scalar" else "a 1D array"
+        # "2D array" and "Reshape your data": scikit-learn's estimator checks match these words.
+        return name, (
+            f"The {name!r} parameter of {owner} must be a 2D array of shape (n_samples, n_features). Got {got} "
+            "instead. Reshape your data with X.reshape(-1, 1) if it has one feature, X.reshape(1, -1) if it is "
+            "one sample."
+        )
+    if text.startswith("Complex data not supported"):
+        name = next((k for k, v in arrays.items() if _is_complex(v)), next(iter(arrays), "X"))
+        # scikit-learn's check_complex_data matches these first words.
+        return name, f"Complex data not supported: the {name!r} parameter of {owner} must be an array of real numbers."
+    if _COUNTS_ONLY.fullmatch(text):
+        return None, text
+    clean = without_data(text)
+    return None, (clean if clean == text else clean + " (the rest of the message is withheld: it can quote the data).")
 
 
 @contextlib.contextmanager
-def numeric_input(owner, exc=None, **arrays):
-    """Re-raise a failed float conversion in the block as the one-format error naming the array.
+def numeric_input(owner, exc=None, *, public=False, **arrays):
+    """Re-raise a failed conversion or validation in the block without the data it quotes.
 
     ``arrays`` maps parameter names to the inputs converted inside the block
     (``X=X, y=y``). If the block raises TypeError or ValueError and one of them
     holds a non-numeric entry, the error becomes "The 'X' parameter of {owner}
-    must be an array of real numbers. Got the non-numeric value 'a' instead."
-    Its class is ``exc``, or the original one (ValueError for strings, TypeError
-    for other objects) so that callers catching numpy's error still do. Any other
-    error passes through unchanged.
+    must be an array of real numbers. Got 3 non-numeric value(s) (of 1000 entries)
+    instead." (the count is the curator's: it depends on the data), or, for
+    declared inputs (``public=True``), "Got the non-numeric value 'a' instead.". Its class is
+    ``exc``, or the original one (ValueError for strings, TypeError for other
+    objects) so that callers catching numpy's error still do. Any other
+    TypeError or ValueError (scikit-learn's "Expected 2D array ... array=[...]",
+    "Complex data not supported" followed by the array) keeps its class and loses
+    every value it quotes. The new error is raised ``from None``, so a traceback
+    does not show the original either.
     """
     try:
         yield
+        return
     except (TypeError, ValueError) as err:
-        for name, data in arrays.items():
-            bad = _non_numeric_entry(data)
-            if bad:
-                msg = (
-                    f"The {name!r} parameter of {owner} must be an array of real numbers. "
-                    f"Got the non-numeric value {bad[0]!r} instead"
-                )
-                # For objects, keep numpy's wording too: scikit-learn's check_dtype_object matches it.
-                msg += f" ({err})." if isinstance(err, TypeError) else "."
-                raise (exc or type(err))(msg) from err
-        raise
+        kind = type(err)
+        named, message = _clean_error(err, owner, arrays, public)
+        if named is None and message == str(err) and err.__cause__ is None and err.__context__ is None:
+            raise
+    if named is not None and exc is not None:
+        kind = exc
+    elif kind not in (TypeError, ValueError):  # a subclass (scikit-learn's own) may not take one message
+        kind = ValueError if issubclass(kind, ValueError) else TypeError
+    raise kind(message) from None  # the original quotes the data: not even as __context__
 
 
-def as_real_array(value, name, owner):
-    """``value`` as a float ndarray; a non-numeric entry is a TypeError naming it."""
-    with numeric_input(owner, TypeError, **{name: value}):
+def as_real_array(value, name, owner, *, public=False):
+    """``value`` as a float ndarray; a non-numeric entry is a TypeError naming the parameter.
+
+    The entry itself is shown only for a declared input (``public=True``): see :func:`check_vectors`.
+    """
+    with numeric_input(owner, TypeError, public=public, **{name: value}):
         return np.asarray(value, dtype=float)

@@ -16,7 +16,23 @@ class PrivacyWarning(UserWarning):
 
 
 class ConvergenceError(RuntimeError):
-    """An optimiser did not reach the tolerance its privacy proof needs, so nothing was published."""
+    """An optimiser did not reach the tolerance its privacy proof needs, so nothing was published.
+
+    The message names the tolerance (public) and never the gradient norm reached, which is
+    computed from the data. The curator who needs it reads ``curator_only_gradient_norm``
+    (None when unknown); like every curator-only number it must not be published.
+
+    Parameters
+    ----------
+    *args
+        The message, as for any exception.
+    curator_only_gradient_norm : float, optional
+        The gradient norm the optimiser stopped at (data-dependent; kept off the message).
+    """
+
+    def __init__(self, *args, curator_only_gradient_norm=None):
+        super().__init__(*args)
+        self.curator_only_gradient_norm = curator_only_gradient_norm
 
 
 class ClippingWarning(UserWarning):

@@ -101,7 +101,8 @@ def test_internal_errors_are_one_line_with_status_1(monkeypatch, capsys):
     monkeypatch.setattr("knorm.cli.build_parser", lambda: _FixedParser(args))
     status, _, err = run_cli(["budget", "show", "x.sqlite"], capsys)
     assert status == 1 and len(err.splitlines()) == 1
-    assert "internal error (RuntimeError: boom); rerun with KNORM_DEBUG=1" in err
+    # The type only: an unexpected error's message can quote the data.
+    assert "internal error (RuntimeError); rerun with KNORM_DEBUG=1" in err and "boom" not in err
     monkeypatch.setenv("KNORM_DEBUG", "1")
     with pytest.raises(RuntimeError, match="boom"):
         run_cli(["budget", "show", "x.sqlite"], capsys)

@@ -136,9 +136,10 @@ def test_bad_vectors():
     ball = LpBall(3, 2)
     with pytest.raises(ValueError, match="last axis of length 3"):
         ball.norm(np.ones((4, 2)))
-    with pytest.raises(ValueError, match="finite values. Got nan"):
+    # u may be data: the non-finite entries are counted, not shown.
+    with pytest.raises(ValueError, match=r"finite values. Got 1 NaN value\(s\) instead"):
         ball.norm([1.0, np.nan, 0.0])
-    with pytest.raises(ValueError, match="finite values. Got inf"):
+    with pytest.raises(ValueError, match=r"finite values. Got 1 infinite value\(s\) instead"):
         ball.contains([1.0, np.inf, 0.0])
     with pytest.raises(TypeError, match="array of real numbers"):
         ball.norm(["a", "b", "c"])

@@ -172,7 +172,7 @@ def test_sums_of_blocks_beyond_int64_stay_exact():
 def test_on_lattice_refuses_quotients_beyond_2_53():
     G = np.array([[2**120, 0], [0, 0]], dtype=object)
     exact = ExactStatistic(G, [0, 0], 10)
-    with pytest.raises(ValueError, match=r"coordinate 1 is .* > 2\^53 lattice steps"):
+    with pytest.raises(ValueError, match=r"coordinate 1 is beyond 2\^53 lattice steps.*its size is not shown"):
         exact.on_lattice(np.full(4, 2.0**-9))
     assert exact.on_lattice(np.full(4, 2.0**5))[1] == 2.0**57  # 2 * 2^120 / 2^64, a coarser lattice
 
@@ -291,7 +291,9 @@ def test_functional_mechanism_checks_the_exact_statistic():
     exact, _ = _tie_statistic(2.0**-9)
     with pytest.raises(ValueError, match="must be the statistic of p=3 features. Got an ExactStatistic of p=2"):
         functional_mechanism(exact, 10, p=3, norm="linf", epsilon=1.0)
-    with pytest.raises(ValueError, match=r"'n' parameter of functional_mechanism must equal .* \(10\). Got 11"):
+    with pytest.raises(
+        ValueError, match=r"'n' parameter of functional_mechanism must equal the number of records of T. Got 11"
+    ):
         functional_mechanism(exact, 11, p=2, norm="linf", epsilon=1.0)
 
 

@@ -3,6 +3,9 @@
 Every subcommand follows the same conventions: a user error is one line on stderr with exit
 status 2 (never a traceback); ``--json`` gives machine-readable output where something is
 released; ``--help`` shows an example; ``--budget LEDGER`` charges a persistent ledger.
+Nothing from the data is printed in an error or a warning: a message names the file, the
+column and the rule, and at most counts the offending rows (a count of the data, shown to
+the curator and not public); an unexpected error prints its type only.
 """
 
 from __future__ import annotations
@@ -77,8 +80,9 @@ def main(argv=None):
     except Exception as err:  # a bug: still one line, and a way to see the traceback
         if os.environ.get("KNORM_DEBUG"):
             raise
+        # The type only: the message of an unexpected error (numpy's, pandas') can quote the data.
         print(
-            f"{prog}: internal error ({type(err).__name__}: {_line(err)}); rerun with KNORM_DEBUG=1 to see where, "
+            f"{prog}: internal error ({type(err).__name__}); rerun with KNORM_DEBUG=1 to see where and why, "
             "and please report it",
             file=sys.stderr,
         )

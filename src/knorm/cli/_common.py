@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import json
 import math
+import re
 import sys
 
 import numpy as np
@@ -16,6 +17,7 @@ __all__ = [
     "KnormParser",
     "add_budget",
     "add_output",
+    "csv_problem",
     "emit",
     "ledger_errors",
     "open_budget",
@@ -148,6 +150,24 @@ def parse_bounds(items, columns):
     return bounds
 
 
+def csv_problem(err):
+    """What is wrong with a CSV file pandas could not read, in words that quote nothing from it.
+
+    pandas' and Python's messages can quote the file (a decoding error shows the byte); the
+    line number of a ragged row and the field counts are kept, values never.
+    """
+    if isinstance(err, UnicodeDecodeError):
+        return f"it is not {err.encoding} text"
+    if isinstance(err, IsADirectoryError):
+        return "it is a directory, not a CSV file"
+    ragged = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(err))
+    if ragged:
+        return f"line {ragged[2]} has {ragged[3]} fields where the header has {ragged[1]}"
+    if type(err).__name__ == "EmptyDataError":
+        return "it is empty"
+    return "pandas could not parse it (its message is withheld: it can quote the file)"
+
+
 def read_table(path, columns, *, drop_missing=False):
     """Read the ``columns`` of a CSV file with a header, checked to be numeric and complete.
 
@@ -166,6 +186,12 @@ def read_table(path, columns, *, drop_missing=False):
         The columns, as floats.
     n_dropped : int
         Rows dropped (curator-only: it depends on the data).
+
+    Raises
+    ------
+    CLIError
+        Naming the file, the column and the rule; a count of offending rows at most
+        (curator-only), never a value from the file.
     """
     pd = optional("pandas")
     try:
@@ -175,7 +201,7 @@ def read_table(path, columns, *, drop_missing=False):
     except IsADirectoryError:
         raise CLIError(f"cannot read {path!r}: it is a directory, not a CSV file.") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {_one_line(err)}") from None
+        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {csv_problem(err)}.") from None
     unknown = [c for c in columns if c not in frame.columns]
     if unknown:
         raise CLIError(f"{', '.join(map(repr, unknown))} not among the columns of {path}: {list(frame.columns)}.")
@@ -191,8 +217,14 @@ def read_table(path, columns, *, drop_missing=False):
     frame = frame.dropna()
     bad = [c for c in columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if bad:
+        # The column and how many cells (curator-only: a count of the data), never the cells.
+        counts = ", ".join(
+            f"column {c!r} holds {int(pd.to_numeric(frame[c], errors='coerce').isna().sum())} non-numeric value(s)"
+            for c in bad
+        )
         raise CLIError(
-            f"columns {bad} of {path} are not numeric. Encode them (e.g. as 0/1 indicators) or leave them out."
+            f"{counts} (of {len(frame)} rows) in {path}. Encode them (e.g. as 0/1 indicators) or leave the "
+            "column out; the values are not shown: they are data."
         )
     if frame.empty:
         raise CLIError(f"{path} has no complete row in the columns used.")

@@ -8,6 +8,7 @@ from knorm.cli._common import (
     CLIError,
     add_budget,
     add_output,
+    csv_problem,
     emit,
     open_budget,
     parse_bounds,
@@ -186,7 +187,7 @@ def run(args):
     except FileNotFoundError:
         raise CLIError(f"cannot read {args.data!r}: no such file.") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, IsADirectoryError) as err:
-        raise CLIError(f"cannot read {args.data!r} as a CSV file with a header: {err}") from None
+        raise CLIError(f"cannot read {args.data!r} as a CSV file with a header: {csv_problem(err)}.") from None
     if args.target not in header:
         raise CLIError(f"argument --target must name a column of {args.data}. Got {args.target!r}; columns: {header}.")
     features = _features(args, header)

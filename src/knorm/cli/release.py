@@ -11,6 +11,7 @@ from knorm.cli._common import (
     CLIError,
     add_budget,
     add_output,
+    csv_problem,
     emit,
     open_budget,
     parse_bounds,
@@ -151,7 +152,7 @@ def _rows(path):
     except FileNotFoundError:
         raise CLIError(f"cannot read {path!r}: no such file.") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, IsADirectoryError) as err:
-        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {err}") from None
+        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {csv_problem(err)}.") from None
     return pd.DataFrame({"rows": np.ones(n)})
 
 

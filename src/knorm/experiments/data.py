@@ -148,7 +148,8 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
     y = pd.to_numeric(df[target], errors="coerce")
     if y.isna().any():
         raise ValueError(
-            f"The target column {target!r} must be numeric. Got non-numeric values such as {df[target][y.isna()].iloc[0]!r}."
+            f"The target column {target!r} must be numeric. Got {int(y.isna().sum())} non-numeric value(s) (of "
+            f"{len(y)} rows) instead; the values are not shown: they are data."
         )
     feats = df.drop(columns=[target])
     parts, names = [], []
@@ -177,8 +178,8 @@ def prepare_regression_data(path, target, *, log_columns=(), quantiles=QUANTILES
     for name, col in zip([*names, target], np.column_stack([X, y]).T):
         if not np.all(np.isfinite(col)):
             raise ValueError(
-                f"Column {name!r} of {path} must hold finite values. Got {float(col[~np.isfinite(col)][0])!r} "
-                "(inf, or a log of a non-positive number) instead."
+                f"Column {name!r} of {path} must hold finite values. Got {int(np.sum(~np.isfinite(col)))} non-finite "
+                "value(s) (inf, or a log of a non-positive number) instead."
             )
     notes = [f"dropped {dropped} of {n0} rows with missing values"]
     X, y = _truncate_rescale(X, quantiles), _truncate_rescale(y[:, None], quantiles)[:, 0]

@@ -201,7 +201,7 @@ class NormBall(ABC):
             For balls whose support function is unknown (membership-oracle balls);
             :attr:`has_support` tells in advance.
         """
-        return self._support(check_vectors(c, self.dim, "c", type(self).__name__))
+        return self._support(check_vectors(c, self.dim, "c", type(self).__name__, public=True))
 
     @property
     def has_support(self):

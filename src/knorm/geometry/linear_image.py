@@ -68,13 +68,13 @@ class LinearImage(NormBall):
         super().__init__(base.dim)
         A = np.asarray(matrix, dtype=float)
         if A.ndim == 1:
-            A = np.diag(check_vectors(A, base.dim, "matrix", "LinearImage"))
+            A = np.diag(check_vectors(A, base.dim, "matrix", "LinearImage", public=True))
         if A.shape != (base.dim, base.dim):
             raise ValueError(
                 f"The 'matrix' parameter of LinearImage must have shape ({base.dim}, {base.dim}) or ({base.dim},). "
                 f"Got shape {A.shape} instead."
             )
-        check_vectors(A, base.dim, "matrix", "LinearImage")
+        check_vectors(A, base.dim, "matrix", "LinearImage", public=True)
         cond = np.linalg.cond(A)
         if not cond < _MAX_CONDITION:
             raise NotANormBallError(

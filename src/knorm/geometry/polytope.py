@@ -40,7 +40,7 @@ def _check_matrix(x, name, owner):
             f"The {name!r} parameter of {owner} must be a 2-D array with at least one row "
             f"and one column. Got shape {arr.shape} instead."
         )
-    return check_vectors(arr, arr.shape[1], name, owner)
+    return check_vectors(arr, arr.shape[1], name, owner, public=True)
 
 
 def _check_symmetric(G, rows, owner):
@@ -212,7 +212,7 @@ class Polytope(NormBall):
         owner = "Polytope.from_halfspaces"
         A = _check_matrix(A, "A", owner)
         k, m = A.shape
-        b = check_vectors(b, k, "b", owner)
+        b = check_vectors(b, k, "b", owner, public=True)
         if b.ndim != 1:
             raise ValueError(
                 f"The 'b' parameter of {owner} must be a 1-D array of length {k}. Got shape {b.shape} instead."

@@ -385,10 +385,11 @@ class KNormMechanism:
         def draw(gen):
             theta, gradient_norm = minimise(self.noise.sample(rng=gen))
             if not gradient_norm <= tau:
+                # The norm reached is computed from the data: kept off the message, for the curator only.
                 raise ConvergenceError(
-                    f"The perturbed objective was not minimised to the certified tolerance ||grad||_2 <= {tau:g} "
-                    f"(reached {gradient_norm:.3g}), so nothing was published; the epsilon charged stays spent. "
-                    "Raise max_iter or lower tol."
+                    f"The perturbed objective was not minimised to the certified tolerance ||grad||_2 <= {tau:g}, "
+                    "so nothing was published; the epsilon charged stays spent. Raise max_iter or lower tol.",
+                    curator_only_gradient_norm=float(gradient_norm),
                 )
             theta = np.asarray(theta, dtype=float)
             return theta + output.noise.sample(rng=gen) if lattice is None else lattice.release(theta, None, gen)

@@ -1,4 +1,10 @@
-"""Private estimators with the scikit-learn interface (paper Sections 4 and 5)."""
+"""Private estimators with the scikit-learn interface (paper Sections 4 and 5).
+
+Errors and warnings never show a value of X, y or a label found in y, nor a statistic of
+them (scikit-learn's own messages, which print arrays, are rewritten): they name the
+parameter and the rule, and at most count the offending entries (for the curator: not
+public). Declared bounds, classes and epsilon are public and are echoed.
+"""
 
 from knorm.models.functional import FunctionalRelease, auto_norm, functional_mechanism, noise_floor, solve_coefficients
 from knorm.models.linear import LinearRegression

@@ -7,7 +7,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import is_classifier
 
+from knorm._validation import numeric_input
 from knorm.exceptions import ClippingWarning
 
 __all__ = ["FitDiagnostics", "PrivateEstimatorMixin", "check_bounds", "diagnose", "resolve_random_state", "to_unit_box"]
@@ -207,6 +209,32 @@ class PrivateEstimatorMixin:
         state: dict = super().__getstate__()  # type: ignore[assignment]
         state.pop("fit_diagnostics_", None)
         return state
+
+    def score(self, X, y, sample_weight=None):
+        """scikit-learn's score (R^2 or accuracy), with errors that quote no data.
+
+        scikit-learn's metrics validate ``y`` and ``sample_weight`` themselves, and their
+        errors print the values; here they name the parameter and the rule only.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,)
+            True responses or labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights.
+
+        Returns
+        -------
+        float
+            The score of ``predict(X)`` against ``y``.
+        """
+        arrays = {"X": X} if is_classifier(self) else {"X": X, "y": y}  # labels need not be numbers
+        if sample_weight is not None:
+            arrays["sample_weight"] = sample_weight
+        with numeric_input(type(self).__name__, **arrays):
+            return super().score(X, y, sample_weight=sample_weight)  # type: ignore[misc]
 
     def _release_rng(self):
         """The source of the noise as the release path wants it.

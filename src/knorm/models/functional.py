@@ -494,7 +494,8 @@ def _exact_statistic(T, n, layout):
         )
     if n != T.n_samples:
         raise ValueError(
-            f"The 'n' parameter of {_OWNER} must equal the number of records of T ({T.n_samples}). Got {n!r} instead."
+            # T's own count is data (private under add/remove neighbours): only the typed n is echoed.
+            f"The 'n' parameter of {_OWNER} must equal the number of records of T. Got {n!r}, which does not, instead."
         )
     return T.with_layout(layout)
 

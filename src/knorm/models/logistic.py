@@ -92,6 +92,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         baseline of the multinomial model, the second the positive class of a binary
         one). A label of ``y`` outside them is an error, whichever labels occur; a
         ``y`` holding only some of them is fitted. Required unless ``public_labels``.
+        The error names the declared classes and counts the rows with another label
+        (a count of the data, for the curator: not public); it never shows the label.
     public_labels : bool, default=False
         Read the labels from ``y`` instead: this reveals which labels occur (and
         refuses a ``y`` with one label), so it is private only if the label set is
@@ -591,9 +593,12 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             # The same error for any label outside the declared set, whichever labels occur.
             unknown = ~np.isin(y, classes)
             if np.any(unknown):
+                # The declared classes are public; the labels found in y are data: count them, never show them.
+                rows = int(unknown.sum())
                 raise ValueError(
-                    f"y holds a label outside the declared classes={classes.tolist()}. Got {y[unknown].tolist()[0]!r} "
-                    "instead."
+                    f"The 'y' parameter of {_OWNER} must hold only the declared classes={classes.tolist()}. Got "
+                    f"{rows} row{'s' if rows != 1 else ''} with another label instead (the labels are not shown: "
+                    "they are data)."
                 )
             return classes, np.searchsorted(classes, y)
         if not self.public_labels:
@@ -605,9 +610,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         classes, y_idx = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(
-                f"{_OWNER} needs y with 2 classes or more under public_labels=True. Got 1 class "
-                f"({classes.tolist()[0]!r}) instead. Declare the labels with the 'classes' parameter to fit data "
-                "where a label is absent."
+                f"{_OWNER} needs y with 2 classes or more under public_labels=True. Got 1 class (one "
+                "distinct label) instead. Declare the labels with the 'classes' parameter to fit data where a label is absent."
             )
         return classes, y_idx
 

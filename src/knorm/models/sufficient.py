@@ -238,8 +238,9 @@ def _round_shift(u, shift, index):
         quotient += rest > half or (rest == half and quotient % 2 == 1)
     if abs(quotient) >= _EXACT_INT:
         raise ValueError(
-            f"ExactStatistic.on_lattice: coordinate {index} is {abs(quotient)} > 2^53 lattice steps, beyond the exact "
-            "range of a double. Use a coarser lattice_spacing, or sampler='continuous'."
+            f"ExactStatistic.on_lattice: coordinate {index} is beyond 2^53 lattice steps, the exact range of a "
+            "double (the statistic is data: its size is not shown). Use a coarser lattice_spacing, or "
+            "sampler='continuous'."
         )
     return quotient
 
@@ -489,7 +490,9 @@ def _dask_blocks(X, y, owner):
     # Otherwise work on Dask arrays; frames get their partition lengths (one pass).
     X = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
     y = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
-    X = X if isinstance(X, da.Array) else da.from_array(np.asarray(X, dtype=float), chunks=(_BLOCK_ROWS, -1))
+    if not isinstance(X, da.Array):
+        with numeric_input(owner, X=X):
+            X = da.from_array(np.asarray(X, dtype=float), chunks=(_BLOCK_ROWS, -1))
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
@@ -501,14 +504,31 @@ def _dask_blocks(X, y, owner):
     if isinstance(y, da.Array):
         y = y.rechunk({0: X.chunks[0]})
     else:
-        y = da.from_array(np.asarray(y, float), chunks=X.chunks[0])
+        with numeric_input(owner, y=y):
+            y = da.from_array(np.asarray(y, float), chunks=X.chunks[0])
     return list(zip(X.to_delayed(optimize_graph=False).ravel(), y.to_delayed(optimize_graph=False).ravel()))
+
+
+def _check_dask_numeric(owner, **arrays):
+    """Refuse a Dask input of a non-numeric dtype before computing: numpy's error would quote a value."""
+    for name, v in arrays.items():
+        if not is_dask_collection(v):
+            continue
+        dt = getattr(v, "dtypes", None)  # a frame's dtypes, a Series' one dtype; arrays have dtype only
+        dtypes = [v.dtype] if dt is None else [dt] if hasattr(dt, "kind") else list(dt)
+        bad = [dt for dt in dtypes if getattr(dt, "kind", "O") not in "biuf"]
+        if bad:  # a dtype is the schema, not the data
+            raise TypeError(
+                f"The {name!r} parameter of {owner} must be an array of real numbers. Got a Dask column of dtype "
+                f"{bad[0]} instead."
+            )
 
 
 def _dask_partials(X, y, lo, hi, owner):
     """(ExactStatistic, n_clipped) of Dask X, y: integer partial sums per block, added on the driver."""
     import dask
 
+    _check_dask_numeric(owner, X=X, y=y)
     parts = [dask.delayed(_block_partials)(xb, yb, lo, hi) for xb, yb in _dask_blocks(X, y, owner)]
     total = dask.delayed(_sum_partials)(parts, len(lo))
     G, n, n_clipped, n_bad = dask.compute(total)[0]

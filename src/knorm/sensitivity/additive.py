@@ -27,7 +27,7 @@ def _record_values(t, records):
             f"The per-record map 't' must return shape (k, m) for k records. Got {pts.shape} for k = {len(records)} "
             "instead."
         )
-    return check_vectors(pts, pts.shape[1], "t(records)", "SensitivitySpace.additive")
+    return check_vectors(pts, pts.shape[1], "t(records)", "SensitivitySpace.additive", public=True)
 
 
 def _random_sign_rows(a, rng):

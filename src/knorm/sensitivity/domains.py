@@ -33,16 +33,16 @@ class Box:
     upper: np.ndarray
 
     def __post_init__(self):
-        lo = np.atleast_1d(as_real_array(self.lower, "lower", "Box"))
-        hi = np.atleast_1d(as_real_array(self.upper, "upper", "Box"))
+        lo = np.atleast_1d(as_real_array(self.lower, "lower", "Box", public=True))
+        hi = np.atleast_1d(as_real_array(self.upper, "upper", "Box", public=True))
         if lo.shape != hi.shape or lo.ndim != 1:
             raise ValueError(
                 f"The 'lower' and 'upper' parameters of Box must be 1-D of equal length. Got shapes {lo.shape} and {hi.shape} instead."
             )
         if len(lo) == 0:
             raise ValueError("The 'lower' and 'upper' parameters of Box must have length >= 1. Got length 0 instead.")
-        check_vectors(lo, len(lo), "lower", "Box")
-        check_vectors(hi, len(hi), "upper", "Box")
+        check_vectors(lo, len(lo), "lower", "Box", public=True)
+        check_vectors(hi, len(hi), "upper", "Box", public=True)
         if not np.all(lo < hi):
             j = int(np.argmin(hi - lo))
             raise ValueError(
@@ -95,9 +95,9 @@ class FiniteDomain:
     records: np.ndarray
 
     def __post_init__(self):
-        r = as_real_array(self.records, "records", "FiniteDomain")
+        r = as_real_array(self.records, "records", "FiniteDomain", public=True)
         r = r[:, None] if r.ndim == 1 else r
-        check_vectors(r, r.shape[-1], "records", "FiniteDomain")
+        check_vectors(r, r.shape[-1], "records", "FiniteDomain", public=True)
         if r.ndim != 2 or len(r) < 2:
             raise ValueError(
                 f"The 'records' parameter of FiniteDomain must hold at least 2 records as rows. Got shape {r.shape} instead."

@@ -915,7 +915,7 @@ def outer_hull(space, directions=None, *, n_directions=None, rng=None, n_volume=
         if dim <= 10:
             parts.append(sign_vectors(dim))
         directions = np.vstack(parts)
-    c = np.atleast_2d(check_vectors(directions, dim, "directions", "outer_hull"))
+    c = np.atleast_2d(check_vectors(directions, dim, "directions", "outer_hull", public=True))
     norms = np.linalg.norm(c, axis=1, keepdims=True)
     if np.any(norms == 0):
         raise ValueError(

@@ -87,21 +87,21 @@ class QuadraticStatistic:
                 f"The 'A' and 'b' parameters of QuadraticStatistic must have shapes (m, d, d) and (m, d). "
                 f"Got {A.shape} and {b.shape} instead."
             )
-        check_vectors(A, A.shape[2], "A", "QuadraticStatistic")
-        check_vectors(b, b.shape[1], "b", "QuadraticStatistic")
+        check_vectors(A, A.shape[2], "A", "QuadraticStatistic", public=True)
+        check_vectors(b, b.shape[1], "b", "QuadraticStatistic", public=True)
         self.dim, self.record_dim = A.shape[0], A.shape[1]
         self.A = 0.5 * (A + A.transpose(0, 2, 1))
         self.b = b
         self.const = np.zeros(self.dim)
         if const is not None:
-            self.const = check_vectors(const, self.dim, "const", "QuadraticStatistic")
+            self.const = check_vectors(const, self.dim, "const", "QuadraticStatistic", public=True)
             if self.const.ndim != 1:
                 raise ValueError(
                     f"The 'const' parameter of QuadraticStatistic must be 1-D of length {self.dim}. "
                     f"Got shape {self.const.shape} instead."
                 )
-        self.lower = check_vectors(lower, self.record_dim, "lower", "QuadraticStatistic")
-        self.upper = check_vectors(upper, self.record_dim, "upper", "QuadraticStatistic")
+        self.lower = check_vectors(lower, self.record_dim, "lower", "QuadraticStatistic", public=True)
+        self.upper = check_vectors(upper, self.record_dim, "upper", "QuadraticStatistic", public=True)
         if not np.all(self.lower < self.upper):
             j = int(np.argmin(self.upper - self.lower))
             raise ValueError(

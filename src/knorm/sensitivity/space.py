@@ -164,7 +164,9 @@ class SensitivitySpace:
             )
         self.reduction = reduction
         self._record_point = (
-            None if record_point is None else check_vectors(record_point, self.dim, "record_point", "SensitivitySpace")
+            None
+            if record_point is None
+            else check_vectors(record_point, self.dim, "record_point", "SensitivitySpace", public=True)
         )
         self._known = {}  # ball key -> Sensitivity from a closed form (a proof)
         self._affine = _UNSET  # the detected affine reduction, once computed
@@ -369,7 +371,7 @@ class SensitivitySpace:
                 "This sensitivity space has no certified support function: give the statistic as a "
                 "QuadraticStatistic, a FiniteDomain, or SensitivitySpace.from_support."
             )
-        c = check_vectors(c, self.dim, "c", "SensitivitySpace.support")
+        c = check_vectors(c, self.dim, "c", "SensitivitySpace.support", public=True)
         return self._h(np.atleast_2d(c)).reshape(c.shape[:-1])
 
     def _h(self, c):
@@ -425,7 +427,7 @@ class SensitivitySpace:
         NotImplementedError
             If the space has no extreme-point oracle.
         """
-        c = np.atleast_2d(check_vectors(c, self.dim, "c", "SensitivitySpace.extreme_points"))
+        c = np.atleast_2d(check_vectors(c, self.dim, "c", "SensitivitySpace.extreme_points", public=True))
         if self._extreme_points is None:
             raise NotImplementedError("This sensitivity space has no extreme-point oracle.")
         return np.asarray(self._extreme_points(c), float)

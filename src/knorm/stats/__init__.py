@@ -7,6 +7,11 @@ hull of the sensitivity space where it is known, paper Theorem "Optimal K-mech")
 returns a :class:`~knorm.mechanisms.Release` with its gain over Laplace and intervals from
 the public noise law (``conf_int``).
 
+Errors and warnings never show a value of the data: they name the parameter and the rule,
+and at most count the offending entries or the clipped share (counts of the data, for the
+curator: not public, and never stored in a release). Declared bounds and epsilon are
+public and are echoed.
+
 >>> import numpy as np
 >>> import knorm.stats as dp
 >>> x = np.random.default_rng(0).normal(4, 2, 10_000).clip(0, 10)
