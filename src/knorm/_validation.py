@@ -15,7 +15,9 @@ import warnings
 import numpy as np
 
 __all__ = [
+    "BOUND_LIMIT",
     "as_real_array",
+    "check_bounds_scale",
     "check_count",
     "check_dim",
     "check_rng",
@@ -33,6 +35,20 @@ def param_error(name, owner, rule, value, exc=ValueError):
 
 
 _RNG_RULE = "None, an int >= 0, a SeedSequence or a numpy.random.Generator"
+
+
+#: Declared bounds stay within [-2^256, 2^256] with widths of at least 2^-256: the sensitivities, the
+#: squares and products of second-moment statistics and their lattices then stay finite, normal doubles
+#: (bounds of 1e300 made a sensitivity inf and 1e-300 made it 0, in errors that named no parameter).
+BOUND_LIMIT = 2.0**256
+
+
+def check_bounds_scale(lo, hi, name, owner):
+    """Refuse declared bounds (lo < hi, finite) beyond BOUND_LIMIT in magnitude or closer than 1 / BOUND_LIMIT."""
+    if np.any(np.abs(lo) > BOUND_LIMIT) or np.any(np.abs(hi) > BOUND_LIMIT) or np.any(hi - lo < 1 / BOUND_LIMIT):
+        j = int(np.argmax((np.abs(lo) > BOUND_LIMIT) | (np.abs(hi) > BOUND_LIMIT) | (hi - lo < 1 / BOUND_LIMIT)))
+        rule = "within [-2^256, 2^256] (about 1.2e77) with upper - lower at least 2^-256 (about 8.6e-78)"
+        raise param_error(name, owner, rule, (float(lo[j]), float(hi[j])))
 
 
 def check_rng(rng, owner=None):

@@ -519,7 +519,7 @@ def _halfspaces(ball, owner):
     )
 
 
-def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30):
+def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30, resolution_bits=1):
     """Round a norm ball outward to a :class:`RationalPolytope` K' that contains it.
 
     Parameters
@@ -535,6 +535,11 @@ def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30):
         lattice units, {k : diag(gamma) k in K}.
     denominator_bits : int, default 30
         D = 2^denominator_bits (at most 2^62).
+    resolution_bits : int, default 1
+        D must be at least 2^resolution_bits times the l1 size beta of the box in lattice
+        units. With few bits K' is a crude polygon (its gauge up to beta / (D - beta) below
+        K's, and its LP box, from a solver with tolerances, was found 9 % short of its
+        vertices at D = 6 beta: the sampler then refused to sample); the lattice release asks for 8.
 
     Returns
     -------
@@ -588,10 +593,11 @@ def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30):
     scale = scale or (Fraction(1),) * d
     beta = sum((Fraction(float(b)) / a for b, a in zip(box, scale)), Fraction(0))
     D = 2**bits
-    if beta >= D / 2:
+    resolution = discrete._check_int(resolution_bits, "resolution_bits", owner, 1, 62)
+    if beta >= Fraction(D, 2**resolution):
         raise ValueError(
-            f"The 'denominator_bits' parameter of {owner} must leave D = 2^bits above twice the l1 size "
-            f"of the ball's box in lattice units ({float(beta):.4g}). Got {bits} instead."
+            f"The 'denominator_bits' parameter of {owner} must leave D = 2^bits above 2^{resolution} times the "
+            f"l1 size of the ball's box in lattice units ({float(beta):.4g}). Got {bits} instead."
         )
     factor = D - beta
     N = np.zeros((len(rows), d), dtype=object)
@@ -813,18 +819,30 @@ class LatticeKNormNoise:
         self._check_rates()
 
     def _check_rates(self):
-        rates = []
+        """Refuse a per-unit rate whose draws would leave the exact integer ranges (ValueError).
+
+        The discrete samplers take rates in [2^-46, 2^62] (:mod:`knorm.noise.discrete`). The
+        noise must also stay far inside the range the release keeps exact (integers below
+        2^52, :mod:`knorm.mechanisms.lattice`) and, for a polytope, the range in which N k
+        is formed (int64): its latent radius L, about Gamma(d + 1) / rate, exceeds a
+        limit x with probability below exp(-50) when rate x >= 2 d + 66.
+        """
+        d = self.dim
         if self.sampler.startswith("l1"):
-            rates = self._coord_rates
+            rates, limit = self._coord_rates, None
         elif self.sampler.startswith("l_inf"):
-            rates = [self._unit]
+            rates, limit = [self._unit], 1 << 52
         else:
-            rates = [self._r0]
+            widest = 1 if self._m is None else max(self._m)
+            rates, limit = [self._r0], min(1 << 52, INT64_MAX // (self.polytope._row_l1 * widest))
         for q in rates:
-            if q.numerator > discrete.MAX_S or q.denominator > discrete.MAX_T or q.denominator > q.numerator << 40:
+            low = q.numerator > discrete.MAX_S or q.denominator > discrete.MAX_T or q.denominator > q.numerator << 46
+            if low or (limit is not None and q * limit < 2 * d + 66):
+                floor = "2^-46" if limit is None else f"max(2^-46, (2 d + 66) / {float(limit):.3g})"
                 raise ValueError(
                     f"The 'rate' parameter of LatticeKNormNoise gives a per-lattice-unit rate {float(q):.3g} "
-                    "outside [2^-40, 2^62]; choose a coarser or finer axis_scale."
+                    f"outside the exact range of its {self.sampler} sampler: [{floor}, 2^62] (the noise must stay "
+                    "far inside the exact integer ranges); choose a coarser or finer axis_scale."
                 )
 
     # -- acceptance ------------------------------------------------------------
