@@ -17,7 +17,9 @@ import numpy as np
 __all__ = [
     "BOUND_LIMIT",
     "as_real_array",
+    "ComplexInputError",
     "check_bounds_scale",
+    "refuse_complex",
     "check_count",
     "check_dim",
     "check_rng",
@@ -49,6 +51,31 @@ def check_bounds_scale(lo, hi, name, owner):
         j = int(np.argmax((np.abs(lo) > BOUND_LIMIT) | (np.abs(hi) > BOUND_LIMIT) | (hi - lo < 1 / BOUND_LIMIT)))
         rule = "within [-2^256, 2^256] (about 1.2e77) with upper - lower at least 2^-256 (about 8.6e-78)"
         raise param_error(name, owner, rule, (float(lo[j]), float(hi[j])))
+
+
+class ComplexInputError(TypeError, ValueError):
+    """Complex input where real numbers are needed: a TypeError, and a ValueError as scikit-learn's estimators raise."""
+
+
+def refuse_complex(value, name, owner):
+    """Raise TypeError naming ``name`` if ``value`` holds complex numbers (numpy would drop their imaginary part).
+
+    Reads only dtypes (numpy, pandas, Dask); a list is converted once to find its dtype. The
+    values themselves never enter the message.
+    """
+    dtypes = getattr(value, "dtypes", None)  # a pandas or Dask DataFrame / Series
+    kinds = [getattr(dt, "kind", "") for dt in (dtypes if hasattr(dtypes, "__iter__") else [dtypes])]
+    if dtypes is None:
+        dtype = getattr(value, "dtype", None)
+        if dtype is None:
+            try:
+                dtype = np.asarray(value).dtype
+            except (TypeError, ValueError):  # ragged or odd input: the caller's conversion reports it
+                return
+        kinds = [getattr(dtype, "kind", "")]
+    if "c" in kinds:
+        rule = "an array of real numbers (Complex data not supported: its imaginary part would be dropped)"
+        raise param_error(name, owner, rule, "complex values", ComplexInputError)
 
 
 def check_rng(rng, owner=None):

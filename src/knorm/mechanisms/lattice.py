@@ -55,9 +55,6 @@ __all__ = [
 
 #: Largest share of Delta that the rounding slack s(gamma) may take at the default spacing.
 ROUNDING_SHARE = 0.005
-# A polytope's rational form K' = {N k <= D} needs D >= 2^8 beta (beta its box in lattice units): its gauge
-# then loses at most 0.4 % to the outward rounding, and its LP box is reliable (to_rational_polytope).
-_RESOLUTION_BITS = 8
 # Integers of a released lattice point stay below 2^53, so gamma k is an exact double.
 _EXACT_INT = 2**53
 
@@ -228,7 +225,7 @@ def _lattice_ball(ball, gamma):
     if _dedicated(ball, gamma):
         return ball, gamma
     key = ("K'", _ball_key(ball), tuple(gamma.tolist()))
-    return _cached(key, lambda: to_rational_polytope(ball, axis_scale=gamma, resolution_bits=_RESOLUTION_BITS)), None
+    return _cached(key, lambda: to_rational_polytope(ball, axis_scale=gamma)), None
 
 
 def _slack(ball, gamma):
@@ -489,7 +486,7 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=Fa
         if bound is None:
             raise
         side, k = bound
-        why = str(err).split(": ", 1)[-1]
+        why = str(err).split(": ", 1)[-1].rstrip(".")
         rule = f"at least 2^{k} = {2.0**k:.3g}" if side == "low" else f"at most 2^{k} = {2.0**k:.3g}"
         raise ValueError(
             f"The 'epsilon' parameter of KNormMechanism must be {rule} for the exact lattice sampler of {ball!r} "
@@ -511,7 +508,7 @@ def _served_epsilon(ball, sensitivity, epsilon, spacing, on_lattice):
     def served(e):
         try:
             _law(ball, sensitivity, e, spacing, on_lattice)
-        except LatticeUnavailable:
+        except (LatticeUnavailable, RuntimeError, OverflowError):  # a probe that fails to build is not served
             return False
         return True
 

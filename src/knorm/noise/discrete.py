@@ -368,6 +368,8 @@ def _exp_neg_interval(x, prec):
     alternating series bracket exp(-y); the m-th power is taken in fixed point
     with 16 + 2 log2(m) guard bits, rounding lo down and hi up.
     """
+    if x >= prec:  # 2^prec exp(-x) <= (2 / e)^prec < 1: the bracket [0, 1], without ceil(x) powers
+        return 0, 1  # (a count at epsilon = 1e9, rate 1e9 per unit, took 346 s of them; issue 21)
     m = max(1, math.ceil(x))
     y = Fraction(x) / m
     p = prec + 16 + 2 * m.bit_length()

@@ -227,7 +227,11 @@ class RationalPolytope:
 
     def _lp_box(self):
         d = self.dim
-        A = self.N / self.D  # the same set, well scaled for the solver: {u : (N / D) u <= 1}
+        # The same set, well scaled for the solver: {u = S v : (N S / D) v <= 1} with S = D / max |N_ij|, so
+        # the coefficients are at most 1 and v is of order 1 (with N / D, about 2e-8 on fine lattices, HiGHS
+        # returned a box 9 % short of the vertices of K' and the sampler refused; issue 21).
+        S = self.D / float(np.abs(self.N).max())
+        A = self.N * (S / self.D)
         b = np.ones(len(A))
         box = np.zeros(d, dtype=np.int64)
         for j in range(d):
@@ -241,7 +245,7 @@ class RationalPolytope:
                 raise _not_a_ball(f"maximizing u[{j}] over K' is unbounded")
             if res.status != 0:
                 raise RuntimeError(f"RationalPolytope: linprog failed while bounding u[{j}]: {res.message}")
-            box[j] = math.floor(-res.fun * (1 + _BOX_PAD_REL)) + _BOX_PAD_ABS
+            box[j] = math.floor(-res.fun * S * (1 + _BOX_PAD_REL)) + _BOX_PAD_ABS
         return box
 
     def _check_points(self, k, owner):
@@ -519,7 +523,7 @@ def _halfspaces(ball, owner):
     )
 
 
-def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30, resolution_bits=1):
+def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30):
     """Round a norm ball outward to a :class:`RationalPolytope` K' that contains it.
 
     Parameters
@@ -535,11 +539,6 @@ def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30, resoluti
         lattice units, {k : diag(gamma) k in K}.
     denominator_bits : int, default 30
         D = 2^denominator_bits (at most 2^62).
-    resolution_bits : int, default 1
-        D must be at least 2^resolution_bits times the l1 size beta of the box in lattice
-        units. With few bits K' is a crude polygon (its gauge up to beta / (D - beta) below
-        K's, and its LP box, from a solver with tolerances, was found 9 % short of its
-        vertices at D = 6 beta: the sampler then refused to sample); the lattice release asks for 8.
 
     Returns
     -------
@@ -593,11 +592,10 @@ def to_rational_polytope(ball, *, axis_scale=None, denominator_bits=30, resoluti
     scale = scale or (Fraction(1),) * d
     beta = sum((Fraction(float(b)) / a for b, a in zip(box, scale)), Fraction(0))
     D = 2**bits
-    resolution = discrete._check_int(resolution_bits, "resolution_bits", owner, 1, 62)
-    if beta >= Fraction(D, 2**resolution):
+    if beta >= D / 2:
         raise ValueError(
-            f"The 'denominator_bits' parameter of {owner} must leave D = 2^bits above 2^{resolution} times the "
-            f"l1 size of the ball's box in lattice units ({float(beta):.4g}). Got {bits} instead."
+            f"The 'denominator_bits' parameter of {owner} must leave D = 2^bits above twice the l1 size "
+            f"of the ball's box in lattice units ({float(beta):.4g}). Got {bits} instead."
         )
     factor = D - beta
     N = np.zeros((len(rows), d), dtype=object)

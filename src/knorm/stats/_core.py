@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import check_bounds_scale, check_positive, numeric_input, param_error
+from knorm._validation import check_bounds_scale, check_positive, numeric_input, param_error, refuse_complex
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
@@ -119,6 +119,7 @@ def as_columns(x, owner, name="x", *, ndim=None):
     Accepts numpy arrays, lists, pandas Series and DataFrames, and Dask arrays, Series and
     DataFrames. NaN is refused (nothing is silently dropped); so is an empty column.
     """
+    refuse_complex(x, name, owner)
     if _is_dask(x):
         return _dask_columns(x, owner, name)
     with numeric_input(owner, TypeError, **{name: x}):
