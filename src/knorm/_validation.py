@@ -11,6 +11,7 @@ import contextlib
 import numbers
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -63,16 +64,15 @@ def refuse_complex(value, name, owner):
     Reads only dtypes (numpy, pandas, Dask); a list is converted once to find its dtype. The
     values themselves never enter the message.
     """
-    dtypes = getattr(value, "dtypes", None)  # a pandas or Dask DataFrame / Series
-    kinds = [getattr(dt, "kind", "") for dt in (dtypes if hasattr(dtypes, "__iter__") else [dtypes])]
+    dtypes: Any = getattr(value, "dtypes", None)  # a pandas or Dask DataFrame (a Series: one dtype)
     if dtypes is None:
-        dtype = getattr(value, "dtype", None)
-        if dtype is None:
-            try:
-                dtype = np.asarray(value).dtype
-            except (TypeError, ValueError):  # ragged or odd input: the caller's conversion reports it
-                return
-        kinds = [getattr(dtype, "kind", "")]
+        dtypes = getattr(value, "dtype", None)
+    if dtypes is None:
+        try:
+            dtypes = np.asarray(value).dtype
+        except (TypeError, ValueError):  # ragged or odd input: the caller's conversion reports it
+            return
+    kinds = [getattr(dt, "kind", "") for dt in dtypes] if hasattr(dtypes, "__iter__") else [dtypes.kind]
     if "c" in kinds:
         rule = "an array of real numbers (Complex data not supported: its imaginary part would be dropped)"
         raise param_error(name, owner, rule, "complex values", ComplexInputError)
