@@ -20,11 +20,16 @@ import numbers
 import re
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "BOUND_LIMIT",
     "as_real_array",
+    "ComplexInputError",
+    "check_bounds_scale",
+    "refuse_complex",
     "check_count",
     "check_dim",
     "check_rng",
@@ -52,6 +57,44 @@ def _is_bool_seed(rng):
         with contextlib.suppress(TypeError, ValueError):
             return np.asarray(rng).dtype == np.bool_
     return False
+
+
+#: Declared bounds stay within [-2^256, 2^256] with widths of at least 2^-256: the sensitivities, the
+#: squares and products of second-moment statistics and their lattices then stay finite, normal doubles
+#: (bounds of 1e300 made a sensitivity inf and 1e-300 made it 0, in errors that named no parameter).
+BOUND_LIMIT = 2.0**256
+
+
+def check_bounds_scale(lo, hi, name, owner):
+    """Refuse declared bounds (lo < hi, finite) beyond BOUND_LIMIT in magnitude or closer than 1 / BOUND_LIMIT."""
+    if np.any(np.abs(lo) > BOUND_LIMIT) or np.any(np.abs(hi) > BOUND_LIMIT) or np.any(hi - lo < 1 / BOUND_LIMIT):
+        j = int(np.argmax((np.abs(lo) > BOUND_LIMIT) | (np.abs(hi) > BOUND_LIMIT) | (hi - lo < 1 / BOUND_LIMIT)))
+        rule = "within [-2^256, 2^256] (about 1.2e77) with upper - lower at least 2^-256 (about 8.6e-78)"
+        raise param_error(name, owner, rule, (float(lo[j]), float(hi[j])))
+
+
+class ComplexInputError(TypeError, ValueError):
+    """Complex input where real numbers are needed: a TypeError, and a ValueError as scikit-learn's estimators raise."""
+
+
+def refuse_complex(value, name, owner):
+    """Raise TypeError naming ``name`` if ``value`` holds complex numbers (numpy would drop their imaginary part).
+
+    Reads only dtypes (numpy, pandas, Dask); a list is converted once to find its dtype. The
+    values themselves never enter the message.
+    """
+    dtypes: Any = getattr(value, "dtypes", None)  # a pandas or Dask DataFrame (a Series: one dtype)
+    if dtypes is None:
+        dtypes = getattr(value, "dtype", None)
+    if dtypes is None:
+        try:
+            dtypes = np.asarray(value).dtype
+        except (TypeError, ValueError):  # ragged or odd input: the caller's conversion reports it
+            return
+    kinds = [getattr(dt, "kind", "") for dt in dtypes] if hasattr(dtypes, "__iter__") else [dtypes.kind]
+    if "c" in kinds:
+        rule = "an array of real numbers (Complex data not supported: its imaginary part would be dropped)"
+        raise param_error(name, owner, rule, "complex values", ComplexInputError)
 
 
 def check_rng(rng, owner=None):

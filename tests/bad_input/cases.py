@@ -2065,7 +2065,34 @@ def _rows():
         V,
         says("y should be a 1d array", "shape (40, 2)"),
     )
-    add(e, "complex X", lambda: lin().fit(X[:2] + 1j, Y[:2]), V, says("Complex data not supported"))
+    add(
+        e,
+        "complex X",
+        lambda: lin().fit(X[:2] + 1j, Y[:2]),
+        (T, V),
+        says("'X' parameter of LinearRegression", "Complex data not supported", "Got 'complex values'"),
+    )
+    add(
+        e,
+        "complex y",
+        lambda: lin().fit(X, Y + 1j),
+        (T, V),
+        says("'y' parameter of LinearRegression", "Complex data not supported", "Got 'complex values'"),
+    )
+    add(
+        e,
+        "bounds_X = (-1e300, 1e300)",
+        lambda: lin(bounds_X=(-1e300, 1e300)).fit(X, Y),
+        V,
+        says("'bounds_X' parameter of LinearRegression", "within [-2^256, 2^256]", "Got (-1e+300, 1e+300)"),
+    )
+    add(
+        e,
+        "epsilon = 1e9 (beyond the exact lattice sampler of norm='auto')",
+        lambda: lin(norm="auto", epsilon=1e9).fit(X, Y),
+        V,
+        says("'epsilon' parameter of KNormMechanism", "at most 2^", "Got 1e+09", "sampler='continuous'"),
+    )
     add(
         e,
         "X of strings",
@@ -2617,6 +2644,45 @@ def _rows():
         lambda: dp.mean(["a", "b"], (0, 10), epsilon=1.0, rng=0),
         T,
         says("'x' parameter of knorm.stats.mean", "array of real numbers", "Got 2 non-numeric value(s) (of 2 entries)"),
+    )
+    # The edges of the parameter space (issue 21, item 5): exact, or refused naming the parameter.
+    add(
+        e,
+        "x complex",
+        lambda: dp.mean(X1 + 1j, (0, 10), epsilon=1.0, rng=0),
+        T,
+        says("'x' parameter of knorm.stats.mean", "Complex data not supported", "Got 'complex values'"),
+    )
+    for bounds in ((-1e300, 1e300), (0, 1e-300)):
+        add(
+            e,
+            f"bounds = {bounds!r}",
+            lambda bounds=bounds: dp.mean(X1, bounds, epsilon=1.0, rng=0),
+            V,
+            says(
+                "'bounds' parameter of knorm.stats.mean", "within [-2^256, 2^256]", f"Got {tuple(map(float, bounds))!r}"
+            ),
+        )
+    add(
+        e,
+        "epsilon = 1e-12 (beyond the exact lattice sampler)",
+        lambda: dp.mean(X1, (0, 10), epsilon=1e-12, rng=0),
+        V,
+        says("'epsilon' parameter of KNormMechanism", "at least 2^-37", "Got 1e-12", "sampler='continuous'"),
+    )
+    add(
+        "knorm.stats.var(x, bounds, epsilon)",
+        "bounds = (0, 1e13) (the map z -> (x, x^2) is singular in binary64)",
+        lambda: dp.var(X1, (0, 1e13), epsilon=1.0, rng=0),
+        V,
+        says("'bounds' parameter of knorm.stats.var", "well conditioned", "Got (0.0, 10000000000000.0)"),
+    )
+    add(
+        "knorm.stats.var(x, bounds, epsilon)",
+        "epsilon = 1e9 (beyond the exact lattice sampler)",
+        lambda: dp.var(X1, (0, 10), epsilon=1e9, rng=0),
+        V,
+        says("'epsilon' parameter of KNormMechanism", "at most 2^16", "Got 1e+09", "sampler='continuous'"),
     )
     add(
         e,

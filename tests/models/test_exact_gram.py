@@ -326,6 +326,12 @@ def test_linear_regression_at_huge_epsilon_finishes_and_is_accurate():
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, size=(20_000, 3))
     y = X @ [0.5, -0.25, 0.1] + 0.1 * rng.standard_normal(20_000)
-    fit = LinearRegression(epsilon=1e6, bounds_X=(-1, 1), bounds_y=(-2, 2), random_state=3).fit(X, y)
+    # The split ball's rational polytope needs D >= 2^8 beta: at epsilon = 1e6 the default sampler refuses
+    # (naming epsilon) rather than switch silently to binary64 noise; the continuous sampler is asked for.
+    with pytest.raises(ValueError, match=r"'epsilon' parameter of KNormMechanism must be at most 2\^"):
+        LinearRegression(epsilon=1e6, bounds_X=(-1, 1), bounds_y=(-2, 2), random_state=3).fit(X, y)
+    fit = LinearRegression(epsilon=1e6, bounds_X=(-1, 1), bounds_y=(-2, 2), random_state=3, sampler="continuous").fit(
+        X, y
+    )
     ols = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0]
     np.testing.assert_allclose(np.r_[fit.intercept_, fit.coef_], ols, rtol=0, atol=2e-3)

@@ -268,7 +268,7 @@ def test_integers_only_wrapper_catches_floats():
         (lambda: geometric(0, 2), ValueError, r"'s' parameter of geometric must be an int in the range \[1, "),
         (lambda: geometric(1, 2**62 + 1), ValueError, r"'t' parameter of geometric"),
         (lambda: geometric(1, 2.0), TypeError, r"'t' parameter of geometric must be an int"),
-        (lambda: geometric(1, 2**41), ValueError, r"rate s/t of geometric must be at least 2\^-40"),
+        (lambda: geometric(1, 2**47), ValueError, r"rate s/t of geometric must be at least 2\^-46"),
         (lambda: discrete_laplace(1, 2, -1), ValueError, r"'size' parameter of discrete_laplace"),
         (lambda: discrete_laplace(1, 2, rng="x"), TypeError, r"'rng' parameter of discrete_laplace"),
     ],

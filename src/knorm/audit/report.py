@@ -337,6 +337,21 @@ kind of leak (its events have probabilities of order 1/n and more; the leak sits
 individual doubles). Because the noise is drawn independently of T, the running time
 of the rejection samplers depends only on the public ball, not on the data.
 
+**The edges of epsilon (issue 21, item 5).** The exact samplers serve per-lattice-unit
+rates from 2^-46 to 2^62 with bounded memory (a discrete Laplace at rate 2^-37 used to
+build a 2.4 GB inversion table; the table now always has a rate in (2^-6, 2^-5] and the
+rest of the block is drawn apart). One-dimensional balls (box hulls of means and sums,
+count balls) are intervals sampled by the exact discrete Laplace at every epsilon, and
+the fixed-point sums are added in two int64 halves, so they stay exact at epsilon = 1e9.
+Where a ball's lattice law serves epsilon = 1 but not the epsilon asked for (l1 below
+about 7e-12, l_inf below 3e-11, polytopes such as var's hull below 2^-23 or above 2^16),
+the default sampler refuses with a ValueError naming 'epsilon' and the bound served,
+instead of the silent switch to binary64 it used to make; `sampler='continuous'` asks
+for that switch. Tests: `tests/mechanisms/test_edges.py` (every statistic at epsilon
+1e-12 to 1e9: exact with no caveat, or refused naming epsilon; bounded memory; the law of
+the wide-block path by chi-square over every atom) and the edge rows of
+`docs/bad_inputs.md` (bounds of 1e300 and 1e-300, complex data).
+
 **Remaining work.** Exact lattice laws for the induced count, sum and vote balls (so
 they join the lattice path, as histograms have), and a cryptographically secure
 generator for production releases. (The sums of `knorm.stats`, including the generic

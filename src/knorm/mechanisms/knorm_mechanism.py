@@ -100,7 +100,11 @@ class KNormMechanism:
         least-significant-bit attack of Mironov (2012)**, which turns the float
         structure of T + V into an unbounded privacy loss; the Release says so in its
         caveats. 'auto' is 'lattice' where the ball has a practical exact lattice
-        sampler, else 'continuous' (with the caveat and the reason).
+        sampler, else 'continuous' (with the caveat and the reason). A ball whose lattice
+        sampler serves epsilon = 1 but not this epsilon (the exact integer ranges end near
+        1e-11 for l1 and 3e-11 for l_inf, and polytopes end sooner on both sides) is
+        refused instead, with a ValueError naming 'epsilon' and the bound served: a silent
+        change of sampler would be a change of guarantee; 'continuous' asks for it.
     lattice_spacing : float or array_like, optional
         The spacings gamma_j of the lattice (positive powers of two). By default they
         are chosen from the ball and Delta alone, so that the rounding costs at most 1/2 %

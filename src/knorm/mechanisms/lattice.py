@@ -195,12 +195,28 @@ def _dedicated(ball, gamma):
 
 
 def _as_interval(ball):
-    """A 1-D l_p ball is the interval [-r, r] for every p: the same ball as l1 of radius r (exactly)."""
-    base, factor = (ball.base, ball.factor) if isinstance(ball, ScaledBall) else (ball, None)
-    if not (isinstance(base, LpBall) and base.dim == 1 and base.p != 1):
+    """A 1-D ball is an interval [-r, r]: the l1 ball of radius r, with the exact discrete Laplace sampler.
+
+    A 1-D l_p ball is that interval exactly, for every p. Any other 1-D ball (a linear image,
+    a polytope, a count ball) lies inside [-b, b], b its certified bounding box widened by a
+    relative 1e-12 against the rounding of its product: the norm of [-b, b] is at most the
+    ball's, so its certified sensitivity stays valid there (as for the outward rational
+    polytope). The discrete Laplace then serves every rate in its range (2^-46 to 2^62 per
+    lattice unit), where the polytope sampler's N k overflowed int64 at epsilon = 1e-9 and
+    needed more denominator bits at epsilon = 1e9 (issue 21).
+    """
+    if ball.dim != 1:
         return ball
-    interval = LpBall(1, 1, radius=base.radius)
-    return interval if factor is None else ScaledBall(interval, factor)
+    base, factor = (ball.base, ball.factor) if isinstance(ball, ScaledBall) else (ball, None)
+    if isinstance(base, LpBall):
+        if base.p == 1:
+            return ball
+        interval = LpBall(1, 1, radius=base.radius)
+        return interval if factor is None else ScaledBall(interval, factor)
+    radius = float(ball.bounding_box()[0])
+    if not (math.isfinite(radius) and radius > 0):
+        return ball
+    return LpBall(1, 1, radius=math.nextafter(radius * (1 + 1e-12), math.inf))
 
 
 def _lattice_ball(ball, gamma):
@@ -223,8 +239,10 @@ def _slack(ball, gamma):
     if isinstance(ball, HistogramBall):  # sup of (||w||_1 + |sum w|) / 2 over |w_j| <= gamma: w = gamma 1
         return ball.dim * Fraction(HistogramLatticeNoise.equal_spacing(gamma))
     lattice_ball, scale = _lattice_ball(ball, gamma)
-    # The slack does not depend on the rate: take 1 per lattice unit, always inside the sampler's range.
-    rate = 1 if scale is None else 1 / Fraction(float(np.min(gamma)))
+    # The slack does not depend on the rate: take about 1 per lattice unit, always inside the sampler's range
+    # (the l1 / l_inf ball's radius in statistic units: 1 / gamma alone was 2^-257 per unit for bounds 2^256).
+    extent = 1 if scale is None else Fraction(float(np.max(lattice_ball.bounding_box())))
+    rate = 1 if scale is None else extent / Fraction(float(np.min(gamma)))
     return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale).rounding_slack(gamma if scale is not None else 1)
 
 
@@ -455,7 +473,63 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=Fa
     LatticeUnavailable
         If the ball cannot be made a rational polytope (l2, l_p, oracle balls) or its
         rejection sampler would accept too rarely.
+    ValueError
+        If the ball has an exact lattice sampler (at epsilon = 1) but not at this
+        epsilon: the message names 'epsilon' and the range that is served. A default
+        ('auto') mechanism does not fall back to continuous noise then (a silent change
+        of sampler is a change of guarantee); sampler='continuous' asks for it.
     """
+    try:
+        return _law(ball, sensitivity, epsilon, spacing, on_lattice)
+    except LatticeUnavailable as err:
+        bound = _served_epsilon(ball, sensitivity, epsilon, spacing, on_lattice)
+        if bound is None:
+            raise
+        side, k = bound
+        why = str(err).split(": ", 1)[-1].rstrip(".")
+        rule = f"at least 2^{k} = {2.0**k:.3g}" if side == "low" else f"at most 2^{k} = {2.0**k:.3g}"
+        raise ValueError(
+            f"The 'epsilon' parameter of KNormMechanism must be {rule} for the exact lattice sampler of {ball!r} "
+            f"with sensitivity {float(sensitivity):.6g} (checked at powers of two; epsilon = 1 is served). Got "
+            f"{float(epsilon):.6g} instead: {why}. The default sampler does not switch silently to continuous "
+            "binary64 noise, whose guarantee is weaker (the least-significant-bit attack of Mironov 2012); pass "
+            "sampler='continuous' to accept it."
+        ) from None
+
+
+def _served_epsilon(ball, sensitivity, epsilon, spacing, on_lattice):
+    """('low', k) or ('high', k): 2^k is the last power of two served between epsilon and 1; None if 1 fails.
+
+    The lattice law exists on an interval of epsilon (the per-unit rate grows with epsilon
+    below 1, the lattice refines with it above); the boundary is found by bisection on the
+    exponent, each probe a (cached) build.
+    """
+
+    def served(e):
+        try:
+            _law(ball, sensitivity, e, spacing, on_lattice)
+        except (LatticeUnavailable, RuntimeError, OverflowError):  # a probe that fails to build is not served
+            return False
+        return True
+
+    epsilon = float(epsilon)
+    if epsilon == 1.0 or not served(1.0):
+        return None
+    if epsilon < 1.0:  # the smallest served exponent in (log2 epsilon, 0]
+        bad, good = math.floor(math.log2(epsilon)), 0
+        while good - bad > 1:
+            mid = (bad + good) // 2
+            bad, good = (bad, mid) if served(2.0**mid) else (mid, good)
+        return "low", good
+    good, bad = 0, math.ceil(math.log2(epsilon))
+    while bad - good > 1:
+        mid = (bad + good) // 2
+        good, bad = (mid, bad) if served(2.0**mid) else (good, mid)
+    return "high", good
+
+
+def _law(ball, sensitivity, epsilon, spacing, on_lattice):
+    """build_lattice_law at one epsilon (LatticeUnavailable if it has no law there)."""
     gamma = None if spacing is None else check_spacing(spacing, ball.dim)
     try:
         if gamma is None:

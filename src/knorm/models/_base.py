@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import is_classifier
 
-from knorm._validation import numeric_input
+from knorm._validation import check_bounds_scale, numeric_input
 from knorm.exceptions import ClippingWarning
 
 __all__ = ["FitDiagnostics", "PrivateEstimatorMixin", "check_bounds", "diagnose", "resolve_random_state", "to_unit_box"]
@@ -45,6 +45,7 @@ def check_bounds(bounds, n_features, name, owner):
             f"The {name!r} parameter of {owner} must satisfy lower < upper for every feature. "
             f"Got lower = {float(lo[j])!r} >= upper = {float(hi[j])!r} at index {j} instead."
         )
+    check_bounds_scale(lo, hi, name, owner)
     return lo, hi
 
 

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knorm._validation import check_positive, check_probability, numeric_input
+from knorm._validation import check_positive, check_probability, numeric_input, refuse_complex
 from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose
 from knorm.models.functional import NORMS, STATISTICS, auto_norm, check_norm, functional_mechanism
 from knorm.models.inference import RegressionSummary, parametric_bootstrap
@@ -309,6 +309,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         norm = self._resolve_norm()
         if norm != "auto":
             check_norm(norm, None, self.neighbours, _OWNER)
+        refuse_complex(X, "X", _OWNER)
+        refuse_complex(y, "y", _OWNER)
         if is_dask_collection(X) or is_dask_collection(y):
             p = self._set_features(X)
         else:
@@ -513,6 +515,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
                 )
             arr = X.to_dask_array() if hasattr(X, "to_dask_array") else X
             return arr.astype(float) @ self.coef_ + self.intercept_
+        refuse_complex(X, "X", _OWNER)
         with numeric_input(_OWNER, X=X):
             X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knorm._validation import check_positive, check_probability, numeric_input
+from knorm._validation import check_positive, check_probability, numeric_input, refuse_complex
 from knorm.accounting import BudgetExceededError
 from knorm.geometry import LpBall, NormBall
 from knorm.mechanisms import KNormMechanism, nonprivate_active
@@ -377,6 +377,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"The 'inference_share' parameter of {_OWNER} must be a float in the range [0.0, 1.0) or 'auto'. "
                 f"Got {self.inference_share!r} instead."
             )
+        refuse_complex(X, "X", _OWNER)
         with numeric_input(_OWNER, X=X):  # y holds labels, which may be strings
             X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_idx = self._encode_labels(y)
@@ -771,6 +772,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             Multiclass: one column per class (the baseline's is 0 for multinomial fits).
         """
         check_is_fitted(self)
+        refuse_complex(X, "X", _OWNER)
         with numeric_input(_OWNER, X=X):
             X = validate_data(self, X, reset=False, dtype=np.float64)
         scores = X @ self.coef_.T + self.intercept_

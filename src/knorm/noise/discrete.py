@@ -78,8 +78,10 @@ INT64_MAX = 2**63 - 1
 # Limits of geometric / discrete_laplace (see the module docstring).
 MAX_S = 2**62
 MAX_T = 2**62
-MAX_MEAN = 2**40
-# V >= this makes floor((U + t V) / s) leave the overflow-safe range; P = exp(-2^22).
+# The smallest rate is 2^-46: a draw then exceeds 2^52 (beyond which the lattice release's
+# integers stop being exact doubles) with probability about exp(-64), and stays in int64.
+MAX_MEAN = 2**46
+# V >= this makes floor((U + t V) / s) leave the overflow-safe range; P = exp(-2^16) at most.
 _MAX_V = 2**22
 _U32 = 2**32
 _MASK32 = np.uint64(_U32 - 1)
@@ -132,7 +134,7 @@ def _check_rate(s, t, owner):
     t = _check_int(t, "t", owner, 1, MAX_T)
     if t > MAX_MEAN * s:
         raise ValueError(
-            f"The rate s/t of {owner} must be at least 2^-40 (t <= 2^40 s) so that draws stay far inside "
+            f"The rate s/t of {owner} must be at least 2^-46 (t <= 2^46 s) so that draws stay far inside "
             f"int64. Got s={s!r}, t={t!r} instead."
         )
     return s, t
@@ -366,6 +368,8 @@ def _exp_neg_interval(x, prec):
     alternating series bracket exp(-y); the m-th power is taken in fixed point
     with 16 + 2 log2(m) guard bits, rounding lo down and hi up.
     """
+    if x >= prec:  # 2^prec exp(-x) <= (2 / e)^prec < 1: the bracket [0, 1], without ceil(x) powers
+        return 0, 1  # (a count at epsilon = 1e9, rate 1e9 per unit, took 346 s of them; issue 21)
     m = max(1, math.ceil(x))
     y = Fraction(x) / m
     p = prec + 16 + 2 * m.bit_length()
@@ -548,12 +552,41 @@ def _tilted_block(s, tau, j, n, rng):
     return out
 
 
-def _block_bits(s, tau):
-    """Largest j in [0, _MAX_BLOCK_BITS] with s 2^j <= 2^(tau - _BLOCK_RATE_BITS) (0 if there is none)."""
+def _block_bits(s, tau, cap=_MAX_BLOCK_BITS):
+    """Largest j in [0, cap] with s 2^j <= 2^(tau - _BLOCK_RATE_BITS) (0 if there is none)."""
     j = 0
-    while j < _MAX_BLOCK_BITS and tau >= _BLOCK_RATE_BITS and s << (j + 1) <= 1 << (tau - _BLOCK_RATE_BITS):
+    while j < cap and tau >= _BLOCK_RATE_BITS and s << (j + 1) <= 1 << (tau - _BLOCK_RATE_BITS):
         j += 1
     return j
+
+
+def _wide_dyadic(s, tau, j, n, rng, signed):
+    """n draws of G (or of the discrete Laplace if ``signed``) of rate s / 2^tau below 2^-23: G = R + 2^j Q.
+
+    The same decomposition as :func:`_fast_dyadic` with a block 2^j too wide for the bits
+    of one word (j > _MAX_BLOCK_BITS): R is drawn by :func:`_tilted_block` (j uniform bits,
+    kept by CKS Algorithm 1, acceptance above exp(-1/32)) and Q by the inversion table of
+    rate beta = s 2^j / 2^tau in (2^-6, 2^-5], so the table has a few hundred entries at
+    every rate (a table of rate s 2^18 / 2^tau grew like 2^tau / s: 2.4 GB at 2^-37,
+    issue 21). A negative zero (G = 0 under a minus sign) is rejected and drawn again.
+    """
+    table = _geometric_table(s << j, 1 << tau)
+    out = np.empty(n, dtype=np.int64)
+    idx = np.arange(n)
+    while idx.size:
+        q = table.sample(idx.size, rng)
+        # 2^j <= 2^41 at rates >= 2^-46, so Q < 2^21 keeps G in int64: P(Q >= 2^21) <= exp(-2^15).
+        if int(q.max()) >= 1 << (62 - j):
+            raise OverflowError("geometric: a draw left the int64 range; this has probability below exp(-2^15).")
+        g = _tilted_block(s, tau, j, idx.size, rng) + (q << j)
+        ok = np.ones(idx.size, dtype=bool)
+        if signed:
+            neg = _random_bits(idx.size, rng)
+            ok = ~(neg & (g == 0))  # -0 would count zero twice
+            np.negative(g, out=g, where=neg)
+        out[idx[ok]] = g[ok]
+        idx = idx[~ok]
+    return out
 
 
 def _fast_dyadic(s, tau, n, rng, signed):
@@ -578,7 +611,9 @@ def _fast_dyadic(s, tau, n, rng, signed):
     is redrawn (a redrawn R = 0 with Q = 0 is a negative zero too; missing it
     over-weighted 0 by about 1% at rate 1/128, issue 21).
     """
-    j = _block_bits(s, tau)
+    j = _block_bits(s, tau, cap=tau)
+    if j > _MAX_BLOCK_BITS:  # the block does not fit in the word's bits: draw R separately
+        return _wide_dyadic(s, tau, j, n, rng, signed)
     table = _geometric_table(s << j, 1 << tau)
     g = np.empty(n, dtype=np.int64)
     tails, lows, zeros = [], [], []
@@ -681,11 +716,16 @@ def _geometric(s, t, n, rng):
 def _geometric_cks(s, t, n, rng):
     """n draws of floor((U + t V) / s), computed without int64 overflow (checked arguments)."""
     v = _geometric_e1(n, rng)
-    if int(v.max(initial=0)) >= _MAX_V:  # probability exp(-2^22) per draw
-        raise OverflowError("geometric: a draw left the int64 range (V >= 2^22); this has probability exp(-2^22).")
-    u = _uniform_exp_tilted(t, n, rng) if t > 1 else np.zeros(n, dtype=np.int64)
-    # U + t V = (qu s + ru) + (qt s + rt) V with ru, rt < s and qt <= 2^40.
     qt, rt = divmod(t, s)
+    # The result is below (qt + 1) V + 2 qt + 1: V below this bound (at least 2^15 for
+    # qt <= 2^46) keeps it in int64; P(V >= 2^15) = exp(-2^15) per draw.
+    limit = min(_MAX_V, INT64_MAX // (2 * (qt + 1)))
+    if int(v.max(initial=0)) >= limit:
+        raise OverflowError(
+            f"geometric: a draw left the int64 range (V >= {limit}); this has probability exp(-{limit})."
+        )
+    u = _uniform_exp_tilted(t, n, rng) if t > 1 else np.zeros(n, dtype=np.int64)
+    # U + t V = (qu s + ru) + (qt s + rt) V with ru, rt < s and qt <= 2^46.
     qu, ru = np.divmod(u, s)
     if rt == 0 or int(v.max(initial=0)) <= (INT64_MAX - s) // rt:
         tail = (ru + rt * v) // s
@@ -700,7 +740,7 @@ def geometric(s, t, size=None, *, rng=None):
     Parameters
     ----------
     s, t : int
-        The rate s/t: s and t in [1, 2^62], with t <= 2^40 s.
+        The rate s/t: s and t in [1, 2^62], with t <= 2^46 s.
     size : int or tuple of ints, optional
         Output shape; None draws one value.
     rng : None, int, SeedSequence or numpy.random.Generator, optional
@@ -718,7 +758,7 @@ def geometric(s, t, size=None, *, rng=None):
     ValueError
         If ``s`` or ``t`` is outside its range.
     OverflowError
-        If an intermediate leaves int64, an event of probability exp(-2^22).
+        If an intermediate leaves int64, an event of probability at most exp(-2^15).
 
     Notes
     -----
@@ -770,7 +810,7 @@ def discrete_laplace(s, t, size=None, *, rng=None):
     Parameters
     ----------
     s, t : int
-        The rate s/t: s and t in [1, 2^62], with t <= 2^40 s.
+        The rate s/t: s and t in [1, 2^62], with t <= 2^46 s.
     size : int or tuple of ints, optional
         Output shape; None draws one value.
     rng : None, int, SeedSequence or numpy.random.Generator, optional
@@ -788,7 +828,7 @@ def discrete_laplace(s, t, size=None, *, rng=None):
     ValueError
         If ``s`` or ``t`` is outside its range.
     OverflowError
-        If an intermediate leaves int64, an event of probability exp(-2^22).
+        If an intermediate leaves int64, an event of probability at most exp(-2^15).
 
     Notes
     -----

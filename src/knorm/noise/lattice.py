@@ -227,7 +227,11 @@ class RationalPolytope:
 
     def _lp_box(self):
         d = self.dim
-        A = self.N / self.D  # the same set, well scaled for the solver: {u : (N / D) u <= 1}
+        # The same set, well scaled for the solver: {u = S v : (N S / D) v <= 1} with S = D / max |N_ij|, so
+        # the coefficients are at most 1 and v is of order 1 (with N / D, about 2e-8 on fine lattices, HiGHS
+        # returned a box 9 % short of the vertices of K' and the sampler refused; issue 21).
+        S = self.D / float(np.abs(self.N).max())
+        A = self.N * (S / self.D)
         b = np.ones(len(A))
         box = np.zeros(d, dtype=np.int64)
         for j in range(d):
@@ -241,7 +245,7 @@ class RationalPolytope:
                 raise _not_a_ball(f"maximizing u[{j}] over K' is unbounded")
             if res.status != 0:
                 raise RuntimeError(f"RationalPolytope: linprog failed while bounding u[{j}]: {res.message}")
-            box[j] = math.floor(-res.fun * (1 + _BOX_PAD_REL)) + _BOX_PAD_ABS
+            box[j] = math.floor(-res.fun * S * (1 + _BOX_PAD_REL)) + _BOX_PAD_ABS
         return box
 
     def _check_points(self, k, owner):
@@ -813,18 +817,30 @@ class LatticeKNormNoise:
         self._check_rates()
 
     def _check_rates(self):
-        rates = []
+        """Refuse a per-unit rate whose draws would leave the exact integer ranges (ValueError).
+
+        The discrete samplers take rates in [2^-46, 2^62] (:mod:`knorm.noise.discrete`). The
+        noise must also stay far inside the range the release keeps exact (integers below
+        2^52, :mod:`knorm.mechanisms.lattice`) and, for a polytope, the range in which N k
+        is formed (int64): its latent radius L, about Gamma(d + 1) / rate, exceeds a
+        limit x with probability below exp(-50) when rate x >= 2 d + 66.
+        """
+        d = self.dim
         if self.sampler.startswith("l1"):
-            rates = self._coord_rates
+            rates, limit = self._coord_rates, None
         elif self.sampler.startswith("l_inf"):
-            rates = [self._unit]
+            rates, limit = [self._unit], 1 << 52
         else:
-            rates = [self._r0]
+            widest = 1 if self._m is None else max(self._m)
+            rates, limit = [self._r0], min(1 << 52, INT64_MAX // (self.polytope._row_l1 * widest))
         for q in rates:
-            if q.numerator > discrete.MAX_S or q.denominator > discrete.MAX_T or q.denominator > q.numerator << 40:
+            low = q.numerator > discrete.MAX_S or q.denominator > discrete.MAX_T or q.denominator > q.numerator << 46
+            if low or (limit is not None and q * limit < 2 * d + 66):
+                floor = "2^-46" if limit is None else f"max(2^-46, (2 d + 66) / {float(limit):.3g})"
                 raise ValueError(
                     f"The 'rate' parameter of LatticeKNormNoise gives a per-lattice-unit rate {float(q):.3g} "
-                    "outside [2^-40, 2^62]; choose a coarser or finer axis_scale."
+                    f"outside the exact range of its {self.sampler} sampler: [{floor}, 2^62] (the noise must stay "
+                    "far inside the exact integer ranges); choose a coarser or finer axis_scale."
                 )
 
     # -- acceptance ------------------------------------------------------------

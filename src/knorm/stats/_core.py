@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import check_positive, numeric_input, param_error
+from knorm._validation import check_bounds_scale, check_positive, numeric_input, param_error, refuse_complex
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
@@ -31,6 +31,8 @@ __all__ = [
 #: Fixed-point sums use the grid q = gamma / 2^FIXED_POINT_BITS (gamma: the release's lattice).
 FIXED_POINT_BITS = 20
 _INT64_ROOM = 2.0**62
+# Fixed-point sums are added in two int64 halves of 31 bits: at most this many records.
+_MAX_RECORDS = 1 << 31
 
 #: Warn the curator when more than this fraction of the values was clipped.
 CLIP_WARNING_FRACTION = 0.05
@@ -74,6 +76,7 @@ def check_bounds(bounds, p, owner, name="bounds"):
         raise param_error(name, owner, rule, bounds) from None
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
         raise param_error(name, owner, rule, bounds)
+    check_bounds_scale(lo, hi, name, owner)
     return lo, hi
 
 
@@ -116,6 +119,7 @@ def as_columns(x, owner, name="x", *, ndim=None):
     Accepts numpy arrays, lists, pandas Series and DataFrames, and Dask arrays, Series and
     DataFrames. NaN is refused (nothing is silently dropped); so is an empty column.
     """
+    refuse_complex(x, name, owner)
     if _is_dask(x):
         return _dask_columns(x, owner, name)
     with numeric_input(owner, TypeError, **{name: x}):
@@ -259,18 +263,33 @@ class RecordSums:
             if mag is None:  # exact coordinates: the release rounds them
                 out.append(rows)
                 continue
-            n = n_records(rows)
-            if float(np.max(mag / qq)) * max(n, 1) >= _INT64_ROOM:
+            if float(np.max(mag / qq)) >= _INT64_ROOM:  # public: the domain, the lattice (epsilon)
                 raise ValueError(
-                    f"knorm.stats: {n} records exceed the exact int64 range of the fixed-point sums (grid "
-                    f"{qq.tolist()}): split the data and release parts separately."
+                    f"The 'epsilon' parameter of knorm.stats is too large for exact fixed-point sums: its lattice "
+                    f"(gamma = {g.tolist()}) is so fine that one record's value, up to {mag.tolist()}, is 2^62 "
+                    "grid steps or more. Use a smaller epsilon (the default lattice halves with each doubling of "
+                    "epsilon above 1), or sampler='continuous' where the estimator offers it."
                 )
-            units = (rows / qq).round().astype(np.int64).sum(axis=0)  # q a power of two: exact division
-            units = np.asarray(units.compute() if _is_dask(units) else units, dtype=np.int64)
-            quotient, rest = np.divmod(units, np.int64(1) << FIXED_POINT_BITS)
-            half = np.int64(1) << (FIXED_POINT_BITS - 1)
-            quotient = quotient + ((rest > half) | ((rest == half) & (quotient % 2 == 1)))  # half to even
-            out.append(quotient.astype(float) * g)
+            n = n_records(rows)
+            if n >= _MAX_RECORDS:
+                raise ValueError(
+                    f"knorm.stats: {n} records exceed the exact int64 range of the fixed-point sums (at most "
+                    f"2^{_MAX_RECORDS.bit_length() - 1}): split the data and release parts separately."
+                )
+            units = (rows / qq).round().astype(np.int64)  # q a power of two: exact division, |units| < 2^62
+            # Sums in two int64 halves (each below n 2^31 < 2^63), joined in Python integers: exact for any
+            # record value on the grid, whatever n (a one-part int64 sum overflowed at epsilon = 1e9).
+            high, low = units >> 31, units & ((1 << 31) - 1)
+            parts = [high.sum(axis=0), low.sum(axis=0)]
+            parts = [np.asarray(v.compute() if _is_dask(v) else v, dtype=np.int64) for v in parts]
+            scale = 1 << FIXED_POINT_BITS
+            rounded = []
+            for hi_sum, lo_sum in zip(parts[0].tolist(), parts[1].tolist()):
+                q_j, rest = divmod((hi_sum << 31) + lo_sum, scale)
+                half = scale >> 1
+                rounded.append(q_j + (rest > half or (rest == half and q_j % 2 == 1)))  # half to even
+            # exact doubles below 2^53 (the release refuses 2^52 and above)
+            out.append(np.array([float(v) for v in rounded]) * g)
             err[at : at + k] = qq + (0.0 if exact else 2.0**-52) * mag
         axes = np.asarray(ball.norm(np.eye(len(gamma))), dtype=float)
         return np.concatenate(out), float(np.sum(err * axes)) * (1 + 1e-9)

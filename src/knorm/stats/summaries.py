@@ -517,7 +517,14 @@ def _moments(x, bounds, epsilon, order, neighbours, accountant, rng, label, owne
         *([RecordSums.exact(n_records(X))] if count_coord else []), (X, mag, True), (X * X, mag**2, False)
     )
     if neighbours == "replace":
-        hull = LinearImage(K2Ball(), _moment_map(lo[0], hi[0]), name="hull of (x, x^2)")
+        M = _moment_map(lo[0], hi[0])
+        if not np.linalg.cond(M) < 1e12:  # public: the bounds alone (LinearImage's own rule, named here)
+            rule = (
+                "a pair (lower, upper) whose map z -> (x, x^2) from [-1, 1] is well conditioned (condition number below 1e12: "
+                "roughly a half-width between 1e-6 and 1e6 and a centre within 1e6 half-widths of 0)"
+            )
+            raise param_error("bounds", owner, rule, (float(lo[0]), float(hi[0])))
+        hull = LinearImage(K2Ball(), M, name="hull of (x, x^2)")
         space = SensitivitySpace.additive(t, None, hull=hull)
         space.register_exact(hull, 1.0, "M K_2: the hull of S_T (paper Example 2.1, errata item 3)")
         candidates = {"hull of (x, x^2)": hull, "linf": LpBall(2, math.inf)}
