@@ -155,7 +155,7 @@ def _dask_columns(x, owner, name):
     import dask.array as da
 
     if hasattr(x, "to_dask_array"):  # a Dask Series or DataFrame: refuse text before converting it
-        dtypes = [x.dtypes] if hasattr(x.dtypes, "kind") else list(x.dtypes)  # a Series has one dtype
+        dtypes = [x.dtype] if x.ndim == 1 else list(x.dtypes)  # a Series: .dtype (dask 2024.1 has no .dtypes)
         bad = [dt for dt in dtypes if getattr(dt, "kind", "O") not in "biuf"]
         if bad:
             raise param_error(name, owner, "an array of real numbers", f"a Dask column of dtype {bad[0]}", TypeError)

@@ -230,7 +230,7 @@ class HistogramBall(InducedBall):
         self.neighbours = "replace"
         self._volume_method = "closed form C(2d-2, d-1) / (d-1)! (orthants of the root polytope)"
         weights = [math.comb(d, j) * math.comb(d - 2, j - 1) for j in range(1, d)]
-        self._orthant_p = np.array(weights, dtype=float) / sum(weights)
+        self._orthant_p = np.array(weights, dtype=float) / float(sum(weights))  # numpy 1: / a huge int gives dtype O
 
     def _gauge(self, u):
         return (0.5 * (np.abs(u).sum(axis=-1) + np.abs(u.sum(axis=-1))))[()]
