@@ -26,6 +26,23 @@ def _split_rows(p, q, j):
     return np.where(col < j[:, None], p, -qs)
 
 
+def _histogram_orthants(d):
+    """P(j positive coordinates) proportional to C(d, j) C(d - 2, j - 1), j = 1, ..., d - 1.
+
+    The integer weights' floats overflow from d = 700 on: their exact ratios are used up to
+    d = 400, log-gamma weights beyond (exact integers there take seconds, d^2 digits).
+    """
+    if d <= 400:
+        weights = [math.comb(d, j) * math.comb(d - 2, j - 1) for j in range(1, d)]
+        total = sum(weights)
+        return np.array([float(Fraction(w, total)) for w in weights])
+    j = np.arange(1, d, dtype=float)
+    lg = np.vectorize(math.lgamma)
+    log_w = lg(d + 1.0) - lg(j + 1) - lg(d - j + 1) + lg(d - 1.0) - lg(j) - lg(d - j)
+    p = np.exp(log_w - log_w.max())
+    return p / p.sum()
+
+
 class CountBall(InducedBall):
     """The convex hull of the sensitivity space of d counts, each record adding 1 to at most k of them.
 
@@ -229,8 +246,7 @@ class HistogramBall(InducedBall):
         self.stat_dim = d
         self.neighbours = "replace"
         self._volume_method = "closed form C(2d-2, d-1) / (d-1)! (orthants of the root polytope)"
-        weights = [math.comb(d, j) * math.comb(d - 2, j - 1) for j in range(1, d)]
-        self._orthant_p = np.array(weights, dtype=float) / sum(weights)
+        self._orthant_p = _histogram_orthants(d)
 
     def _gauge(self, u):
         return (0.5 * (np.abs(u).sum(axis=-1) + np.abs(u.sum(axis=-1))))[()]
