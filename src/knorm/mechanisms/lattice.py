@@ -29,6 +29,7 @@ lattice also stays fine against the noise scale Delta / epsilon.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -38,9 +39,9 @@ from fractions import Fraction
 import numpy as np
 
 from knorm._validation import check_rng, param_error
-from knorm.geometry import HistogramBall, LpBall, RejectionStats, ScaledBall
+from knorm.geometry import CountBall, HistogramBall, LpBall, RejectionStats, ScaledBall
 from knorm.noise import discrete
-from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, to_rational_polytope
+from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, RationalPolytope, to_rational_polytope
 from knorm.sensitivity import BlockSumBall
 
 __all__ = [
@@ -56,6 +57,8 @@ __all__ = [
 
 #: Largest share of Delta that the rounding slack s(gamma) may take at the default spacing.
 ROUNDING_SHARE = 0.005
+#: The largest rate per unit of ||.||_K of a law on a declared lattice (counts); see _build.
+MAX_COUNT_RATE = Fraction(2**32)
 # Integers of a released lattice point stay below 2^53, so gamma k is an exact double.
 _EXACT_INT = 2**53
 
@@ -110,7 +113,8 @@ class LatticeLaw:
         Returns
         -------
         ndarray
-            The released values, on the lattice.
+            The released values, on the lattice: int64 for a statistic declared on Z^m
+            (``on_lattice`` with spacing 1, counts), exact doubles otherwise.
         """
         units = np.rint(value / self.spacing)
         if self.on_lattice and not np.array_equal(units, value / self.spacing):
@@ -128,6 +132,8 @@ class LatticeLaw:
         out = units.astype(np.int64) + k
         if not np.all(np.abs(out) < _EXACT_INT):
             raise ValueError("KNormMechanism.release: a lattice output left the exactly representable range 2^53.")
+        if self.on_lattice and np.all(self.spacing == 1):
+            return out  # integers (counts): released as int64, never through a float
         return out * self.spacing
 
 
@@ -204,11 +210,55 @@ def _as_interval(ball):
     return interval if factor is None else ScaledBall(interval, factor)
 
 
+def _count_rows(ball):
+    """Integer rows N (and D = k) with ||u||_K = max_i N_i . u / k, exactly, for a CountBall.
+
+    With g(x) = max(||x||_inf, ||x||_1 / k) on x >= 0 (CountBall, Notes), k g(u+) is the largest
+    of 0 and a . u over P' = {k e_i} u {1_T : |T| > k} (a . u <= a . u+ as a >= 0, with equality
+    for T the positive coordinates; 1_T with |T| <= k is dominated by k e_i). Replace-one:
+    the gauge max(g(u+), g(u-)) has rows P' u -P'. Add/remove: g(u+) + g(u-) has rows a - b
+    for a, b in P' u {0} with disjoint supports, not both 0. No rounding: K' = K.
+    """
+    d, k = ball.dim, ball.l0_bound
+    eye = np.eye(d, dtype=np.int64)
+    plus = [k * e for e in eye]
+    for size in range(k + 1, d + 1):
+        for subset in itertools.combinations(range(d), size):
+            row = np.zeros(d, dtype=np.int64)
+            row[list(subset)] = 1
+            plus.append(row)
+    if ball.neighbours == "replace":
+        return np.array(plus), k
+    rows = list(plus)
+    for a in plus:
+        for b in plus:
+            if not np.any((a != 0) & (b != 0)):
+                rows.append(a - b)
+    return np.array(rows), k
+
+
+#: A CountBall gets an exact rational polytope only with at most this many rows.
+_MAX_COUNT_ROWS = 1 << 14
+
+
+def _count_polytope(ball):
+    """The exact RationalPolytope of a CountBall in lattice units at spacing 1, or ValueError."""
+    d, k = ball.dim, ball.l0_bound
+    plus = d + sum(math.comb(d, s) for s in range(k + 1, d + 1))
+    if plus * (plus if ball.neighbours == "add_remove" else 1) > _MAX_COUNT_ROWS:
+        raise ValueError(f"the count ball's exact polytope would have over {_MAX_COUNT_ROWS} rows")
+    return RationalPolytope(*_count_rows(ball))
+
+
 def _lattice_ball(ball, gamma):
     """The ball LatticeKNormNoise samples with: K itself, or its rational polytope K' (cached)."""
     ball = _as_interval(ball)
+    if isinstance(ball, CountBall) and ball.dim == 1:  # [-1, 1] under both relations
+        ball = LpBall(1, 1)
     if _dedicated(ball, gamma):
         return ball, gamma
+    if isinstance(ball, CountBall) and np.all(gamma == 1):
+        return _cached(("K'", _ball_key(ball), 1.0), lambda: _count_polytope(ball)), None
     key = ("K'", _ball_key(ball), tuple(gamma.tolist()))
     return _cached(key, lambda: to_rational_polytope(ball, axis_scale=gamma)), None
 
@@ -346,16 +396,16 @@ class HistogramLatticeNoise:
         rho = float(self._rho)
         if rho > 40:  # q < 4e-18: every proposal is 0 but for an event below 1e-16
             return 1.0
-        q = math.exp(-rho)
+        q, one_q = math.exp(-rho), -math.expm1(-rho)  # 1 - q without cancellation
         d = self.dim + 1
-        var = 2 * q / (1 - q) ** 2
+        var = 2 * q / one_q**2
 
-        def f(t):
-            return math.exp(d * (2 * math.log1p(-q) - math.log1p(q * q - 2 * q * math.cos(t))))
+        def f(t):  # phi(t)^d, with 1 - 2 q cos t + q^2 = (1 - q)^2 + 4 q sin^2(t / 2)
+            return math.exp(d * (2 * math.log(one_q) - math.log(one_q**2 + 4 * q * math.sin(t / 2) ** 2)))
 
         cut = min(math.pi, 12 / math.sqrt(d * var))  # phi^d is negligible beyond 12 standard deviations
         value = quad(f, 0, cut, limit=200)[0] + (quad(f, cut, math.pi, limit=200)[0] if cut < math.pi else 0.0)
-        return min(1.0, value / math.pi * (1 + q) / (1 - q))
+        return min(1.0, value / math.pi * (1 + q) / one_q)
 
     def norm(self, k):
         """Return ||gamma k||_K = gamma (||k||_1 + |sum k|) / 2 exactly, one Fraction per lattice point.
@@ -522,7 +572,13 @@ def _build(ball, sensitivity, epsilon, gamma, on_lattice=False):
     # A statistic declared on the lattice is never rounded: neighbours differ by u in S_T itself.
     slack = Fraction(0) if on_lattice else _slack(ball, gamma)
     delta_tilde = Fraction(sensitivity) + slack
-    noise = lattice_noise(ball, gamma, Fraction(epsilon) / delta_tilde)
+    rate = Fraction(epsilon) / delta_tilde
+    if on_lattice:
+        # Counts at a huge epsilon: the rate is capped (rounded down), which only adds noise, so the
+        # law stays eps-DP (it is then min(eps, 2^32 Delta)-DP); P(noise != 0) is below 2 m exp(-2^32).
+        # Uncapped, eps = 1e300 gave a rate outside the exact samplers' int64 range.
+        rate = min(rate, MAX_COUNT_RATE)
+    noise = lattice_noise(ball, gamma, rate)
     acceptance = noise.expected_acceptance  # a pilot run (fixed seed): deterministic
     if acceptance < MIN_ACCEPTANCE:
         raise LatticeUnavailable(

@@ -14,7 +14,7 @@ from knorm._validation import check_positive, numeric_input, param_error
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
-from knorm.mechanisms.lattice import choose_spacing
+from knorm.mechanisms.lattice import LatticeUnavailable, choose_spacing
 
 __all__ = [
     "RecordSums",
@@ -358,8 +358,14 @@ def publish(
     best, sensitivity, gain, _ = ranked[0]
     switch = ""
     if counts:
-        ones = np.ones(candidates[best].dim)
-        mechanism = KNormMechanism(candidates[best], sensitivity, epsilon, lattice_spacing=ones, on_lattice=True)
+        mechanism, chosen = _count_mechanism(ranked, candidates, epsilon, owner)
+        if chosen != best:
+            factor = next(f for name, _, _, f in ranked if name == chosen)
+            switch = (
+                f"; {best!r}, first in the volume order, has no exact integer sampler at this size: {chosen!r} is "
+                f"used, which needs {factor:.3g}x the epsilon for the same entropy"
+            )
+            best, sensitivity, gain = next((n, s, g) for n, s, g, _ in ranked if n == chosen)
     else:
         mechanism = _mechanism(candidates[best], sensitivity, epsilon, rounding_share)
         if prefer_lattice and not nonprivate_active() and mechanism.lattice is None:
@@ -389,6 +395,39 @@ def publish(
     if switch:
         release = replace(release, sampler=release.sampler + switch)
     return replace(release, ball_name=best, gain=gain, names=tuple(names))
+
+
+def _count_mechanism(ranked, candidates, epsilon, owner):
+    """The K-norm mechanism of an integer statistic: exact integer noise on Z^m, never continuous.
+
+    The candidates are tried in the volume order; the first with an exact lattice law at
+    spacing 1 is used (the l1 ball, the geometric mechanism, always has one for rates
+    eps / Delta in [2^-40, 2^62]). None: the release is refused, naming epsilon.
+    """
+    reasons = []
+    for name, sens, _, _ in ranked:
+        ball = candidates[name]
+        if Fraction(epsilon) / Fraction(float(sens.value)) < MIN_COUNT_RATE:
+            continue
+        try:
+            mechanism = KNormMechanism(
+                ball, sens, epsilon, sampler="lattice", lattice_spacing=np.ones(ball.dim), on_lattice=True
+            )
+        except LatticeUnavailable as err:
+            reasons.append(str(err))
+            continue
+        return mechanism, name
+    low = float(MIN_COUNT_RATE) * min(float(s.value) for _, s, _, _ in ranked)
+    raise ValueError(
+        f"The 'epsilon' parameter of {owner} is too small for an exact integer release (counts get exact "
+        f"integer noise, never continuous noise, and the exact samplers' tables grow like Delta / epsilon): "
+        f"epsilon / Delta must be at least 2^-29, so epsilon >= {low:.3g} here. Got {float(epsilon):.3g} instead."
+    )
+
+
+#: The smallest rate epsilon / Delta of an integer release: below it the exact discrete Laplace builds
+#: inversion tables of millions of entries (2^-37 took 22 s); the noise scale there is above 5 x 10^8.
+MIN_COUNT_RATE = Fraction(1, 2**29)
 
 
 def _mechanism(ball, sensitivity, epsilon, share):

@@ -134,7 +134,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
         raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {A.shape[1]} columns instead.")
     edges = _check_edges(bins, owner)
     idx = _bin_indices(A, [edges], owner)
-    counts = np.bincount(idx, minlength=len(edges) - 1).astype(float)
+    counts = np.bincount(idx, minlength=len(edges) - 1)
     names = tuple(f"[{a:g}, {b:g})" for a, b in zip(edges[:-1], edges[1:]))
     return _release_counts(
         counts,
@@ -198,7 +198,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     edge_list = [_check_edges(b, owner) for b in bins]
     idx = _bin_indices(A, edge_list, owner)
     shape = [len(e) - 1 for e in edge_list]
-    counts = np.bincount(idx, minlength=int(np.prod(shape))).astype(float)
+    counts = np.bincount(idx, minlength=int(np.prod(shape)))
     names = tuple("cell " + ",".join(map(str, c)) for c in np.ndindex(*shape))
     return _release_counts(
         counts,
@@ -278,6 +278,7 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         names=names[: ball.dim],
         owner=owner,
         key=("vote", d, neighbours),
+        counts=True,  # Borda totals are integers: exact integer noise (Notes)
     )
     if neighbours == "add_remove":
         return raw
