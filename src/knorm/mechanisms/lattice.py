@@ -369,8 +369,8 @@ class HistogramLatticeNoise:
         self._rho = Fraction(self._inner.effective_rate)  # dyadic: s / 2^tau
         self.effective_rate = self._rho * 2 / g
         self.sampler = (
-            f"histogram ball: {ball.dim} discrete Laplaces kept with probability exp(-rate |sum|) "
-            "(the exact law of d discrete Laplaces conditioned on a zero sum)"
+            f"histogram ball: {ball.stat_dim} discrete Laplaces conditioned on a zero sum "
+            "(the last by rejection, exp(-rate |sum|))"
         )
         self.sampler_stats = RejectionStats()
         self._acceptance = None
