@@ -6,12 +6,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 import knorm.stats as dp
-from knorm.geometry import CountBall, HistogramBall
+from knorm.geometry import CountBall, HistogramBall, VoteBall
 from knorm.mechanisms import build_lattice_law
 from knorm.mechanisms.lattice import MAX_COUNT_RATE, _count_polytope
-from tests.settings import SEED
+from tests.settings import ALPHA, SEED
 
 
 def _releases(x, n, **kw):
@@ -69,6 +70,31 @@ def test_count_ball_polytope_is_the_ball_exactly(d, k, neighbours):
     pts = np.array(list(itertools.product(range(-3, 4), repeat=d)))
     exact = np.array([float(v) for v in P.norm(pts)])
     np.testing.assert_allclose(exact, ball.norm(pts.astype(float)), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("d", "neighbours"), [(2, "replace"), (3, "add_remove"), (4, "replace"), (4, "add_remove")])
+def test_vote_ball_polytope_is_the_ball_exactly(d, neighbours):
+    ball = VoteBall(d, neighbours=neighbours)
+    P = _count_polytope(ball)
+    pts = np.array(list(itertools.product(range(-4, 5), repeat=ball.dim)))
+    exact = np.array([float(v) for v in P.norm(pts)])
+    np.testing.assert_allclose(exact, ball.norm(pts.astype(float)), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
+def test_vote_density_ratio_of_neighbours_is_at_most_exp_epsilon_exactly(neighbours):
+    d, eps = 3, Fraction(1, 2)
+    ball = VoteBall(d, neighbours=neighbours)
+    law = build_lattice_law(ball, 1.0, float(eps), spacing=1.0, on_lattice=True)
+    rate = Fraction(law.noise.effective_rate)
+    ranks = [np.array(p) for p in itertools.permutations(range(d))]
+    if neighbours == "replace":
+        diffs = [(a - b)[: d - 1] for a in ranks for b in ranks]
+    else:
+        diffs = [s * a for a in ranks for s in (1, -1)]
+    outputs = np.array(list(itertools.product(range(-5, 6), repeat=ball.dim)))
+    worst = max(max(rate * (law.noise.norm(outputs - u) - law.noise.norm(outputs))) for u in diffs)
+    assert worst == rate <= eps
 
 
 @pytest.mark.parametrize(("d", "k", "neighbours"), [(1, 1, "add_remove"), (3, 2, "add_remove"), (3, 1, "replace")])
@@ -153,3 +179,24 @@ def test_histogram_of_100000_bins_is_exact_within_20_seconds(eps):
     assert time.perf_counter() - t < 20
     assert release.value.dtype == np.int64 and release.value.sum() == 500
     assert "histogram ball" in release.parent.sampler
+
+
+@pytest.mark.parametrize(
+    "ball", [CountBall(2, 2, neighbours="add_remove"), CountBall(2, 1), VoteBall(3, neighbours="replace")]
+)
+def test_induced_polytope_laws_match_the_exact_pmf(ball):
+    # The exact polytope of the count and vote balls, with its exact box (tighter than the LP box):
+    # chi-square of 200,000 draws against P(k) proportional to exp(-r ||k||_K), failure rate ALPHA.
+    law = build_lattice_law(ball, 1.0, 0.9, spacing=1.0, on_lattice=True)
+    rate = float(law.noise.effective_rate)
+    grid = np.array(list(itertools.product(range(-40, 41), repeat=2)))
+    weights = np.exp(-rate * np.array([float(v) for v in law.noise.norm(grid)]))
+    p = weights / weights.sum()  # the tail beyond 40 lattice units is below exp(-30)
+    inside = np.abs(grid).max(axis=1) <= 6
+    draws = law.noise.sample(200_000, rng=SEED)
+    index = {tuple(k): i for i, k in enumerate(grid[inside].tolist())}
+    counts = np.zeros(inside.sum() + 1)
+    for k in map(tuple, draws.tolist()):
+        counts[index.get(k, len(index))] += 1
+    expected = np.append(p[inside], p[~inside].sum()) * len(draws)
+    assert sps.chisquare(counts, expected).pvalue > ALPHA

@@ -289,8 +289,8 @@ lattice, in integer arithmetic** (`knorm.mechanisms.lattice`, `knorm.noise.Latti
   (integer thresholds; finer exact brackets on the rare ties) and a uniform lattice point
   of its box, and exact rejection from a box for
   polytopes (Polytope, K_2, K_3, LinearImage, intersections of those, the
-  regression K_T, cut and split balls, and Joseph & Yu's count ball, made an exact
-  rational polytope at spacing 1 where it has at most 2^14 rows), and for the histogram
+  regression K_T, cut and split balls, and Joseph & Yu's count and vote balls, made
+  exact rational polytopes at spacing 1 where they have at most 2^14 rows), and for the histogram
   ball of replace-one counts d discrete Laplaces conditioned on a zero sum (d - 1 drawn,
   kept with probability exp(-rate |sum|), exactly), so the set of possible outputs does not
   depend on T beyond the lattice point round(T / gamma);
@@ -303,7 +303,7 @@ neighbour; on the lattice none is, and the exact pmf ratios stay below exp(eps).
 
 **What is still continuous, with a caveat on the release.** Balls without an exact
 rational outer polytope (l2 and other l_p with 1 < p < inf in two or more dimensions,
-membership-oracle balls, the induced sum and vote balls of Joseph & Yu) fall back to the
+membership-oracle balls, the induced sum ball of Joseph & Yu) fall back to the
 binary64 sampler below, and so does `sampler='continuous'`. Objective perturbation
 (logistic regression) draws its linear term V in binary64 and feeds it to a numerical
 optimiser; the published theta is rounded to a lattice and given exact lattice noise,
@@ -319,9 +319,9 @@ of the rejection samplers depends only on the public ball, not on the data.
 
 **Counts are integers, drawn exactly (issue 21).** `count`, `histogram`, `histogramdd`
 and `vote` release int64 values with exact integer noise, never continuous noise: the best
-ball in the volume order whose lattice law at spacing 1 exists (the count ball up to 2^14
-polytope rows, the histogram ball), else the next (l1, the geometric mechanism, always
-has one), and `sampler` states the switch and its epsilon cost (votes use l1 today). A rate
+ball in the volume order whose lattice law at spacing 1 exists (the count and vote balls
+up to 2^14 polytope rows, the histogram ball), else the next (l1, the geometric mechanism,
+always has one), and `sampler` states the switch and its epsilon cost. A rate
 epsilon / Delta above 2^32 is rounded down to 2^32 (only more noise); below 2^-29 the
 release is refused with an error naming epsilon (the exact tables grow like Delta /
 epsilon). Tests: tests/stats/test_integer_counts.py (0 impossible outputs of
@@ -329,8 +329,8 @@ epsilon). Tests: tests/stats/test_integer_counts.py (0 impossible outputs of
 ratios of neighbours; histograms of 700, 10^4 and (slow) 10^5 bins and epsilon 10^9 within
 20 s).
 
-**Remaining work.** Exact lattice laws for the induced sum and vote balls, and for the
-count ball at large d (so they join the lattice path, as histograms have), and a cryptographically secure
+**Remaining work.** Exact lattice laws for the induced sum ball, and for the count and
+vote balls at large d (so they join the lattice path, as histograms have), and a cryptographically secure
 generator for production releases. (The sums of `knorm.stats`, including the generic
 `knorm.stats.release`, are exact on a lattice release: records are rounded to the grid
 gamma 2^-20 and added in int64, so order and blocking cannot change them, Casacuberta et

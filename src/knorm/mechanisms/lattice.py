@@ -39,7 +39,7 @@ from fractions import Fraction
 import numpy as np
 
 from knorm._validation import check_rng, param_error
-from knorm.geometry import CountBall, HistogramBall, LpBall, RejectionStats, ScaledBall
+from knorm.geometry import CountBall, HistogramBall, LpBall, RejectionStats, ScaledBall, VoteBall
 from knorm.noise import discrete
 from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, RationalPolytope, to_rational_polytope
 from knorm.sensitivity import BlockSumBall
@@ -237,17 +237,58 @@ def _count_rows(ball):
     return np.array(rows), k
 
 
-#: A CountBall gets an exact rational polytope only with at most this many rows.
-_MAX_COUNT_ROWS = 1 << 14
+def _vote_rows(ball):
+    """Integer rows N and D with ||v||_K = max_i N_i . v / D, exactly, for a VoteBall.
+
+    The centred permutohedron Pi has gauge max over proper subsets A (|A| = s) of
+    2 sum_{i in A} y_i / (s (d - s)) (Rado's facets, VoteBall Notes). Replace-one: K = 2 Pi in
+    the released coordinates v, y = (v, -sum v), so the row of A is (1_A - [d in A] 1) / (s (d - s))
+    on v. Add/remove: y = u - t 1 with t = mean u, rows 2 (d 1_A - s 1) / (d s (d - s)), and
+    the cylinder's ends 2 |t| / (d - 1), rows +-2 1 / (d (d - 1)). D is the common denominator.
+    """
+    d = ball.stat_dim
+    flat = ball.neighbours == "replace"
+    D = math.lcm(*[(1 if flat else d) * s * (d - s) for s in range(1, d)])
+    rows = []
+    for mask in range(1, 2**d - 1):
+        A = np.array([(mask >> i) & 1 for i in range(d)], dtype=np.int64)
+        size = int(A.sum())
+        if flat:
+            rows.append((A[:-1] - A[-1]) * (D // (size * (d - size))))
+        else:
+            rows.append(2 * (d * A - size) * (D // (d * size * (d - size))))
+    if not flat:
+        rows.append(np.full(d, 2 * D // (d * (d - 1)), dtype=np.int64))
+    return np.array(rows), D
+
+
+#: An induced ball (count, vote) gets an exact rational polytope only with at most this many rows.
+_MAX_INDUCED_ROWS = 1 << 14
 
 
 def _count_polytope(ball):
-    """The exact RationalPolytope of a CountBall in lattice units at spacing 1, or ValueError."""
-    d, k = ball.dim, ball.l0_bound
-    plus = d + sum(math.comb(d, s) for s in range(k + 1, d + 1))
-    if plus * (plus if ball.neighbours == "add_remove" else 1) > _MAX_COUNT_ROWS:
-        raise ValueError(f"the count ball's exact polytope would have over {_MAX_COUNT_ROWS} rows")
-    return RationalPolytope(*_count_rows(ball))
+    """The exact RationalPolytope of a CountBall or VoteBall in lattice units at spacing 1, or ValueError."""
+    if isinstance(ball, VoteBall):
+        rows = 2**ball.stat_dim
+        build = _vote_rows
+    else:
+        d, k = ball.dim, ball.l0_bound
+        plus = d + sum(math.comb(d, s) for s in range(k + 1, d + 1))
+        rows = plus * (plus if ball.neighbours == "add_remove" else 1)
+        build = _count_rows
+    if rows > _MAX_INDUCED_ROWS:
+        raise ValueError(f"the ball's exact polytope would have over {_MAX_INDUCED_ROWS} rows")
+    box = np.asarray(ball.bounding_box(), dtype=float)
+    share = math.exp(math.log(float(ball.volume())) - float(np.sum(np.log(2 * box))))
+    if share < MIN_ACCEPTANCE / 100:  # the rejection from the box would accept far too rarely (pilot skipped)
+        raise ValueError(f"the ball fills {share:.2g} of its box: rejection from l_inf would accept too rarely")
+    P = RationalPolytope(*build(ball))
+    # The ball's own box is exact (1 for counts, d - 1 for votes: the l_inf sensitivities); the LP box
+    # is padded by one lattice unit, which at spacing 1 doubled the count ball's proposal box (an
+    # acceptance 2^-d lower). Rows and box are exact integers, so the tighter box is certified.
+    if np.all(box == np.round(box)) and np.all(box <= P.box):
+        P.box = box.astype(np.int64)
+    return P
 
 
 def _lattice_ball(ball, gamma):
@@ -257,7 +298,7 @@ def _lattice_ball(ball, gamma):
         ball = LpBall(1, 1)
     if _dedicated(ball, gamma):
         return ball, gamma
-    if isinstance(ball, CountBall) and np.all(gamma == 1):
+    if isinstance(ball, (CountBall, VoteBall)) and np.all(gamma == 1):
         return _cached(("K'", _ball_key(ball), 1.0), lambda: _count_polytope(ball)), None
     key = ("K'", _ball_key(ball), tuple(gamma.tolist()))
     return _cached(key, lambda: to_rational_polytope(ball, axis_scale=gamma)), None

@@ -354,6 +354,8 @@ def publish(
     epsilon = check_positive(epsilon, "epsilon", owner)
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
+    if counts and space.dim > 1:  # l_inf also has an exact integer law (better than l1 for many counts)
+        candidates.setdefault("l_inf", LpBall(space.dim, math.inf))
     ranked = _choose(candidates, space, key)
     best, sensitivity, gain, _ = ranked[0]
     switch = ""

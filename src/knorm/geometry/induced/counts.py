@@ -133,6 +133,9 @@ class CountBall(InducedBall):
         self._weights_total = sum(weights)
         self._orthant_p = np.array([float(Fraction(w, self._weights_total)) for w in weights])
 
+    def _cache_key(self):
+        return ("CountBall", self.dim, self.l0_bound, self.neighbours)
+
     def _parts(self, u):
         k = self.l0_bound
         return capped_gauge(np.maximum(u, 0.0), k), capped_gauge(np.minimum(u, 0.0), k)
