@@ -406,7 +406,8 @@ class HistogramLatticeNoise:
     def __init__(self, ball, gamma, rate):
         self.dim = ball.dim
         g = self._gamma = Fraction(self.equal_spacing(gamma))
-        self._inner = LatticeKNormNoise(LpBall(ball.dim, 1), Fraction(rate) * g / 2)
+        # One coordinate gives the per-unit rate, rounded down to a dyadic (d coordinates cost d Fractions).
+        self._inner = LatticeKNormNoise(LpBall(1, 1), Fraction(rate) * g / 2)
         self._rho = Fraction(self._inner.effective_rate)  # dyadic: s / 2^tau
         self.effective_rate = self._rho * 2 / g
         self.sampler = (

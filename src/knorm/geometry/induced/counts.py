@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from knorm._validation import check_dim, param_error
+from knorm.geometry.base import Volume
 from knorm.geometry.induced._common import InducedBall, check_l0_bound, check_neighbours
 from knorm.geometry.induced._slices import capped_cube_counts, capped_gauge, sample_capped_cube, top_k_sum
 
@@ -264,6 +265,14 @@ class HistogramBall(InducedBall):
     def _volume_fraction(self):
         d = self.stat_dim
         return Fraction(math.comb(2 * d - 2, d - 1), math.factorial(d - 1))
+
+    def _log_volume(self, rng=None, n_samples=None):
+        d = self.stat_dim
+        if d <= 400:
+            return super()._log_volume(rng, n_samples)
+        # The same closed form by log-gamma: the exact Fraction of 10^5 bins took 7 s (gcd of huge integers).
+        value = math.lgamma(2 * d - 1) - 3 * math.lgamma(d)
+        return Volume(value, exact=True, method=self._volume_method + ", in log-gamma")
 
     def _lp_sensitivity(self, p):
         if self.stat_dim == 2:
