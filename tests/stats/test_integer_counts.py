@@ -202,3 +202,18 @@ def test_induced_polytope_laws_match_the_exact_pmf(ball):
         counts[index.get(k, len(index))] += 1
     expected = np.append(p[inside], p[~inside].sum()) * len(draws)
     assert sps.chisquare(counts, expected).pvalue > ALPHA
+
+
+def test_exp_bracket_of_a_huge_argument_is_immediate_and_valid():
+    # 2^prec exp(-x) < 1 for x >= prec + 1: the bracket [0, 1] (the O(x) power loop took minutes at 5e8).
+    from knorm.noise.discrete import _exp_neg_floor, _exp_neg_interval
+
+    t = time.perf_counter()
+    assert _exp_neg_interval(Fraction(5 * 10**8), 80) == (0, 1)
+    assert _exp_neg_floor(Fraction(10**9, 3), 104) == 0
+    assert time.perf_counter() - t < 1
+    for x in (Fraction(80), Fraction(81), Fraction(163, 2)):  # around the cut: both branches bracket exp(-x)
+        lo, hi = _exp_neg_interval(x, 80)
+        assert (
+            lo <= hi and lo <= 2**80 * np.exp(-float(x)) * (1 + 1e-12) and hi >= 2**80 * np.exp(-float(x)) * (1 - 1e-12)
+        )

@@ -108,7 +108,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     Returns
     -------
     Release
-        The noisy counts of every bin.
+        The noisy counts of every bin: int64, with exact integer noise (never continuous).
 
     Notes
     -----
@@ -117,6 +117,12 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     hull (:class:`~knorm.geometry.HistogramBall`, Joseph & Yu 2023) and the last one is
     n minus their sum. Under add/remove S_T = {+-e_i} and its exact hull is the l1 ball:
     Laplace noise is then optimal, as the volume order confirms (gain 1).
+
+    The counts are integers: they are released on Z^m without rounding, with the exact lattice
+    law at spacing 1 (:mod:`knorm.mechanisms.lattice`): under replace-one the histogram ball's
+    law (d discrete Laplaces conditioned on a zero sum), under add/remove the discrete Laplace
+    (the geometric mechanism). An epsilon with epsilon / Delta below 2^-29 is refused; above
+    2^32 the rate is rounded down to 2^32 (only more noise).
 
     Examples
     --------
@@ -237,7 +243,10 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     Returns
     -------
     Release
-        The noisy totals of the d candidates.
+        The noisy totals of the d candidates: int64, with exact integer noise. The vote ball
+        is an exact rational polytope (2^d rows) sampled by exact rejection up to 13
+        candidates; beyond, the first lattice-capable ball in the volume order (l_inf or l1)
+        is used and ``sampler`` states the switch and its cost in epsilon.
 
     Examples
     --------
