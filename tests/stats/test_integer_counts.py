@@ -135,11 +135,18 @@ def test_histogram_density_ratio_of_neighbours_is_at_most_exp_epsilon_exactly():
     assert worst == rate <= Fraction(eps)
 
 
-def test_count_at_huge_epsilon_is_exact_and_fast():
+def test_counts_and_votes_at_huge_epsilon_are_exact_and_fast():
     t = time.perf_counter()
+    X = (np.random.default_rng(SEED).random((40, 3)) < 0.5).astype(float)
     for eps in (1e9, 1e300):
         release = dp.count(np.ones(40), epsilon=eps)
-        assert release.value.tolist() == [40] and release.caveats == ()  # P(noise != 0) < 2 exp(-2^32)
+        assert release.value.tolist() == [40] and release.caveats == ()
+        for neighbours in ("add_remove", "replace"):  # the count ball's polytope law
+            release = dp.count(X, epsilon=eps, neighbours=neighbours)
+            assert release.value.tolist() == X.sum(axis=0).astype(int).tolist() and release.ball_name == "count ball"
+        ballots = np.array([np.random.default_rng(i).permutation(4) for i in range(9)])
+        release = dp.vote(ballots, epsilon=eps)
+        assert release.value.tolist() == ballots.sum(axis=0).tolist()  # P(noise != 0) < 2 m exp(-64)
     assert time.perf_counter() - t < 5
     law = build_lattice_law(CountBall(1, 1), 1.0, 1e300, spacing=1.0, on_lattice=True)
     assert Fraction(law.noise.effective_rate) <= MAX_COUNT_RATE

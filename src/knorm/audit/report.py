@@ -322,7 +322,7 @@ and `vote` release int64 values with exact integer noise, never continuous noise
 ball in the volume order whose lattice law at spacing 1 exists (the count and vote balls
 up to 2^14 polytope rows, the histogram ball), else the next (l1, the geometric mechanism,
 always has one), and `sampler` states the switch and its epsilon cost. A rate
-epsilon / Delta above 2^32 is rounded down to 2^32 (only more noise); below 2^-29 the
+epsilon / Delta above 64 is rounded down to 64 (only more noise); below 2^-29 the
 release is refused with an error naming epsilon (the exact tables grow like Delta /
 epsilon). Tests: tests/stats/test_integer_counts.py (0 impossible outputs of
 `count(np.zeros(50))` against its neighbour, where continuous noise gave 43%; exact pmf

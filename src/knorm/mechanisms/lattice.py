@@ -58,7 +58,7 @@ __all__ = [
 #: Largest share of Delta that the rounding slack s(gamma) may take at the default spacing.
 ROUNDING_SHARE = 0.005
 #: The largest rate per unit of ||.||_K of a law on a declared lattice (counts); see _build.
-MAX_COUNT_RATE = Fraction(2**32)
+MAX_COUNT_RATE = Fraction(64)
 # Integers of a released lattice point stay below 2^53, so gamma k is an exact double.
 _EXACT_INT = 2**53
 
@@ -616,9 +616,11 @@ def _build(ball, sensitivity, epsilon, gamma, on_lattice=False):
     delta_tilde = Fraction(sensitivity) + slack
     rate = Fraction(epsilon) / delta_tilde
     if on_lattice:
-        # Counts at a huge epsilon: the rate is capped (rounded down), which only adds noise, so the
-        # law stays eps-DP (it is then min(eps, 2^32 Delta)-DP); P(noise != 0) is below 2 m exp(-2^32).
-        # Uncapped, eps = 1e300 gave a rate outside the exact samplers' int64 range.
+        # Counts at a huge epsilon: the rate is capped at 64 (rounded down), which only adds noise, so
+        # the law stays eps-DP (it is then min(eps, 64 Delta)-DP); a non-zero lattice point has
+        # ||k||_K >= 1 here, so P(noise != 0) is about 2 m exp(-64) = m 3e-28 or less. Uncapped,
+        # eps = 1e300 gave a rate outside the exact samplers' int64 range, and the l_inf latent
+        # sampler of the count and vote polytopes took minutes at rates of 2^16 and more.
         rate = min(rate, MAX_COUNT_RATE)
     noise = lattice_noise(ball, gamma, rate)
     acceptance = noise.expected_acceptance  # a pilot run (fixed seed): deterministic

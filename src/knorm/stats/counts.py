@@ -122,7 +122,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     law at spacing 1 (:mod:`knorm.mechanisms.lattice`): under replace-one the histogram ball's
     law (d discrete Laplaces conditioned on a zero sum), under add/remove the discrete Laplace
     (the geometric mechanism). An epsilon with epsilon / Delta below 2^-29 is refused; above
-    2^32 the rate is rounded down to 2^32 (only more noise).
+    64 the rate is rounded down to 64 (only more noise: P(noise != 0) < m 3e-28).
 
     Examples
     --------

@@ -265,7 +265,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         d = 1, the discrete Laplace: the geometric mechanism); where that polytope is too large
         or accepts too rarely, the first lattice-capable ball in the volume order (l_inf or l1),
         and ``sampler`` states the switch and its cost in epsilon. An epsilon with
-        epsilon / Delta below 2^-29 is refused; above 2^32 the rate is rounded down to 2^32.
+        epsilon / Delta below 2^-29 is refused; above 64 the rate is rounded down to 64.
 
     Examples
     --------
