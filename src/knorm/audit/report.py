@@ -311,8 +311,10 @@ lattice, in integer arithmetic** (`knorm.mechanisms.lattice`, `knorm.noise.Latti
   (integer thresholds; finer exact brackets on the rare ties) and a uniform lattice point
   of its box, and exact rejection from a box for
   polytopes (Polytope, K_2, K_3, LinearImage, intersections of those, the
-  regression K_T, cut and split balls), and for the histogram ball of replace-one counts
-  d discrete Laplaces conditioned on a zero sum, so the set of possible outputs does not
+  regression K_T, cut and split balls, and Joseph & Yu's count and vote balls, made
+  exact rational polytopes at spacing 1 where they have at most 2^14 rows), and for the histogram
+  ball of replace-one counts d discrete Laplaces conditioned on a zero sum (d - 1 drawn,
+  kept with probability exp(-rate |sum|), exactly), so the set of possible outputs does not
   depend on T beyond the lattice point round(T / gamma);
 * the released doubles are exact multiples of gamma (|value / gamma| < 2^52 is checked).
 
@@ -323,7 +325,7 @@ neighbour; on the lattice none is, and the exact pmf ratios stay below exp(eps).
 
 **What is still continuous, with a caveat on the release.** Balls without an exact
 rational outer polytope (l2 and other l_p with 1 < p < inf in two or more dimensions,
-membership-oracle balls, the induced count, sum and vote balls of Joseph & Yu) fall back to the
+membership-oracle balls, the induced sum ball of Joseph & Yu) fall back to the
 binary64 sampler below, and so does `sampler='continuous'`. Objective perturbation
 (logistic regression) draws its linear term V in binary64 and feeds it to a numerical
 optimiser; the published theta is rounded to a lattice and given exact lattice noise,
@@ -352,8 +354,20 @@ for that switch. Tests: `tests/mechanisms/test_edges.py` (every statistic at eps
 the wide-block path by chi-square over every atom) and the edge rows of
 `docs/bad_inputs.md` (bounds of 1e300 and 1e-300, complex data).
 
-**Remaining work.** Exact lattice laws for the induced count, sum and vote balls (so
-they join the lattice path, as histograms have), and a cryptographically secure
+**Counts are integers, drawn exactly (issue 21).** `count`, `histogram`, `histogramdd`
+and `vote` release int64 values with exact integer noise, never continuous noise: the best
+ball in the volume order whose lattice law at spacing 1 exists (the count and vote balls
+up to 2^14 polytope rows, the histogram ball), else the next (l1, the geometric mechanism,
+always has one), and `sampler` states the switch and its epsilon cost. A rate
+epsilon / Delta above 64 is rounded down to 64 (only more noise); below 2^-46 the
+release is refused with an error naming epsilon (the exact tables grow like Delta /
+epsilon). Tests: tests/stats/test_integer_counts.py (0 impossible outputs of
+`count(np.zeros(50))` against its neighbour, where continuous noise gave 43%; exact pmf
+ratios of neighbours; histograms of 700, 10^4 and (slow) 10^5 bins and epsilon 10^9 within
+20 s).
+
+**Remaining work.** Exact lattice laws for the induced sum ball, and for the count and
+vote balls at large d (so they join the lattice path, as histograms have), and a cryptographically secure
 generator for production releases. (The sums of `knorm.stats`, including the generic
 `knorm.stats.release`, are exact on a lattice release: records are rounded to the grid
 gamma 2^-20 and added in int64, so order and blocking cannot change them, Casacuberta et

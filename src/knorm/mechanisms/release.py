@@ -141,7 +141,9 @@ class Release:
     lattice_spacing: np.ndarray | None = None
 
     def __post_init__(self):
-        value = np.array(self.value, dtype=float)
+        value = np.asarray(self.value)
+        # Integer statistics (counts, votes) are released as int64 on Z^m; everything else as binary64.
+        value = np.array(value, dtype=np.int64 if np.issubdtype(value.dtype, np.integer) else float)
         value.setflags(write=False)
         object.__setattr__(self, "value", value)
 

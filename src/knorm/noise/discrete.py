@@ -366,7 +366,9 @@ def _exp_neg_interval(x, prec):
     exp(-x) = exp(-y)^m with y = x / m <= 1, m = max(1, ceil(x)). The Taylor terms
     y^k / k! of exp(-y) decrease from k = 1 on, so consecutive partial sums of the
     alternating series bracket exp(-y); the m-th power is taken in fixed point
-    with 16 + 2 log2(m) guard bits, rounding lo down and hi up.
+    with 16 + 2 log2(m) guard bits, rounding lo down and hi up. For x >= prec,
+    2^prec exp(-x) < 1 and [0, 1] is returned at once (the power loop is O(x): at the rate
+    5 x 10^8 of a histogram at epsilon = 10^9 it took minutes).
     """
     if x >= prec:  # 2^prec exp(-x) <= (2 / e)^prec < 1: the bracket [0, 1], without ceil(x) powers
         return 0, 1  # (a count at epsilon = 1e9, rate 1e9 per unit, took 346 s of them; issue 21)

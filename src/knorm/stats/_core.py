@@ -14,7 +14,7 @@ from knorm._validation import check_bounds_scale, check_positive, numeric_input,
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
-from knorm.mechanisms.lattice import choose_spacing
+from knorm.mechanisms.lattice import LatticeUnavailable, choose_spacing
 
 __all__ = [
     "RecordSums",
@@ -373,12 +373,20 @@ def publish(
     epsilon = check_positive(epsilon, "epsilon", owner)
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
+    if counts and space.dim > 1:  # l_inf also has an exact integer law (better than l1 for many counts)
+        candidates.setdefault("l_inf", LpBall(space.dim, math.inf))
     ranked = _choose(candidates, space, key)
     best, sensitivity, gain, _ = ranked[0]
     switch = ""
     if counts:
-        ones = np.ones(candidates[best].dim)
-        mechanism = KNormMechanism(candidates[best], sensitivity, epsilon, lattice_spacing=ones, on_lattice=True)
+        mechanism, chosen = _count_mechanism(ranked, candidates, epsilon, owner)
+        if chosen != best:
+            factor = next(f for name, _, _, f in ranked if name == chosen)
+            switch = (
+                f"; {best!r}, first in the volume order, has no exact integer sampler at this size: {chosen!r} is "
+                f"used, which needs {factor:.3g}x the epsilon for the same entropy"
+            )
+            best, sensitivity, gain = next((n, s, g) for n, s, g, _ in ranked if n == chosen)
     else:
         mechanism = _mechanism(candidates[best], sensitivity, epsilon, rounding_share)
         if prefer_lattice and not nonprivate_active() and mechanism.lattice is None:
@@ -408,6 +416,39 @@ def publish(
     if switch:
         release = replace(release, sampler=release.sampler + switch)
     return replace(release, ball_name=best, gain=gain, names=tuple(names))
+
+
+def _count_mechanism(ranked, candidates, epsilon, owner):
+    """The K-norm mechanism of an integer statistic: exact integer noise on Z^m, never continuous.
+
+    The candidates are tried in the volume order; the first with an exact lattice law at
+    spacing 1 is used (the l1 ball, the geometric mechanism, always has one for rates
+    eps / Delta in [2^-46, 2^62]). None: the release is refused, naming epsilon.
+    """
+    reasons = []
+    for name, sens, _, _ in ranked:
+        ball = candidates[name]
+        if Fraction(epsilon) / Fraction(float(sens.value)) < MIN_COUNT_RATE:
+            continue
+        try:
+            mechanism = KNormMechanism(
+                ball, sens, epsilon, sampler="lattice", lattice_spacing=np.ones(ball.dim), on_lattice=True
+            )
+        except LatticeUnavailable as err:
+            reasons.append(str(err))
+            continue
+        return mechanism, name
+    low = float(MIN_COUNT_RATE) * min(float(s.value) for _, s, _, _ in ranked)
+    raise ValueError(
+        f"The 'epsilon' parameter of {owner} is too small for an exact integer release (counts get exact "
+        f"integer noise, never continuous noise, and the exact discrete Laplace serves rates epsilon / Delta "
+        f"of at least 2^-46), so epsilon >= {low:.3g} here. Got {float(epsilon):.3g} instead."
+    )
+
+
+#: The smallest rate epsilon / Delta of an integer release: the exact discrete Laplace's floor, where
+#: its draws still stay far inside the integers a double holds (knorm.noise.discrete; memory is bounded).
+MIN_COUNT_RATE = Fraction(1, 2**46)
 
 
 def _mechanism(ball, sensitivity, epsilon, share):

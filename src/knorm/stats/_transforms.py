@@ -134,4 +134,9 @@ class Expand:
     n: float | None = None
 
     def __call__(self, v):
+        v = np.asarray(v)
+        if np.issubdtype(v.dtype, np.integer) and self.ball.flat and self.n is not None:
+            # integer counts stay integers: the dropped one is n * per_record_total - sum, in int64
+            total = np.int64(int(self.n) * int(self.ball.per_record_total))
+            return np.concatenate([v, (total - v.sum(axis=-1))[..., None]], axis=-1)
         return self.ball.expand(v, self.n)

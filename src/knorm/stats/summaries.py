@@ -268,8 +268,12 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     Returns
     -------
     Release
-        The noisy counts, released with the exact count ball of Joseph & Yu (2023) (for d = 1,
-        Laplace).
+        The noisy counts, int64, with exact integer noise on Z^d (never continuous): the exact
+        count ball of Joseph & Yu (2023) as a rational polytope sampled by exact rejection (for
+        d = 1, the discrete Laplace: the geometric mechanism); where that polytope is too large
+        or accepts too rarely, the first lattice-capable ball in the volume order (l_inf or l1),
+        and ``sampler`` states the switch and its cost in epsilon. An epsilon with
+        epsilon / Delta below 2^-46 is refused; above 64 the rate is rounded down to 64.
 
     Examples
     --------

@@ -162,6 +162,9 @@ class VoteBall(InducedBall):
         self.per_record_total = d * (d - 1) // 2 if self.flat else None
         self._volume_method = "closed form (permutohedron volume d^(d-2) sqrt(d))"
 
+    def _cache_key(self):
+        return ("VoteBall", self.stat_dim, self.neighbours)
+
     def _gauge(self, u):
         d = self.stat_dim
         if self.flat:
