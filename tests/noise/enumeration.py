@@ -359,7 +359,8 @@ def enumerate_law(run, *, threshold=Fraction(1, 10**9), mode="low", seed=0, max_
     law = Law(atoms, sum((Fraction(v, d) for d, v in pruned.items()), Fraction(0)), paths)
     assert law.total() + law.pruned == 1, "the paths' probabilities do not add up to 1"
     if restart is not None:
-        law.restart = law.atoms.pop(restart, Fraction(0))
+        for key in restart if isinstance(restart, (tuple, list, set)) else [restart]:
+            law.restart += law.atoms.pop(key, Fraction(0))
     return law
 
 
@@ -372,16 +373,30 @@ class restarting:
     the sentinel, which flows through the sampler's own code; an output equal to the sentinel
     is a restart (:meth:`Law.bounds`), anything else it turned into would show as an atom
     outside the support. The nested call must have the outer call's parameters and n = 1.
+
+    With ``sequential=True`` every call after the first returns sentinels (a rejection loop
+    that calls the sampler afresh for the rejected entries, e.g. the CKS discrete Laplace).
     """
 
-    def __init__(self, module, name, sentinel, same=lambda outer, inner: outer == inner):
+    def __init__(self, module, name, sentinel, same=lambda outer, inner: outer == inner, sequential=False):
         self.module, self.name, self.sentinel, self.same = module, name, sentinel, same
+        self.sequential = sequential
         self.real = getattr(module, name)
 
     def __enter__(self):
-        depth = []
+        depth: list = []
+        first: list = []
 
         def wrapper(*args):
+            run = next(a for a in args if isinstance(a, np.random.Generator))  # one EnumRng per run
+            if self.sequential and first and first[0][0] is run and not depth:
+                depth.append(first[0][1])
+                try:
+                    return wrapper(*args)
+                finally:
+                    depth.pop()
+            if not depth:
+                first[:] = [(run, args)]
             if depth:
                 assert self.same(depth[0], args), f"{self.name} restarted with other parameters: {args}"
                 n = args[2]
