@@ -464,10 +464,14 @@ def check_law(law, target, *, max_pruned, tol=Decimal("1e-40")):
 
 # -- class rules of the samplers' draws ------------------------------------------------------
 def _inv_field(thresholds, width, shift):
-    """W field cut at the inversion thresholds: open intervals between them, ties (W = T) pruned."""
+    """W field cut at the inversion thresholds: open intervals between them, and the ties W = T.
+
+    At 40 bits a tie has probability 2^-40: ties are pruned. With fewer bits (tests of the
+    tie path) they are run, and their further bits enumerated by _rule_resolve_tie.
+    """
     ts = sorted(set(int(t) for t in thresholds if 0 < t < 1 << width))
     cuts = sorted({0, 1 << width, *ts, *(t + 1 for t in ts)})
-    ties = frozenset(i for i in range(len(cuts) - 1) if cuts[i] in ts)
+    ties = frozenset(i for i in range(len(cuts) - 1) if cuts[i] in ts and width >= 32)
     return Field(shift, width, tuple(cuts), ties)
 
 
@@ -502,11 +506,12 @@ def _rule_table_sample(frame, size, i, n):
 
 @rule(discrete._GeometricTable._resolve_tie)
 def _rule_resolve_tie(frame, size, i, n):
-    """A tie's further bits V, compared with the next 64-bit digit of exp(-beta q): below, equal (pruned), above."""
+    """A tie's further bits V (64 at a time), compared with the next digit of exp(-beta q) for every
+    tied q (the same bits serve them all): cut at each digit; V equal to one (2^-64) is pruned."""
     loc = frame.f_locals
-    self, x, k = loc["self"], loc["x"], loc["k"]
-    digit = discrete._exp_neg_floor(x, self.w_bits + 64 * (k + 1)) & (_WORD - 1)
-    return intervals(_WORD, [digit, digit + 1], pruned=[(digit, digit + 1)])
+    self, k = loc["self"], loc["k"]
+    digits = [discrete._exp_neg_floor(self.beta * q, self.w_bits + 64 * (k + 1)) & (_WORD - 1) for q in loc["tied"]]
+    return intervals(_WORD, [c for d in digits for c in (d, d + 1)], pruned=[(d, d + 1) for d in digits])
 
 
 @rule(discrete._later_rounds)

@@ -183,7 +183,7 @@ def test_cks_classes_are_honest():
         (Fraction(1, 32), 40, Fraction(1, 10**9)),  # the fast path's table (beta in (2^-6, 2^-5])
         (Fraction(3, 128), 40, Fraction(1, 10**9)),
         (Fraction(1, 3), 8, Fraction(1, 10**12)),  # 8 bits: ties W = T_q have probability 2^-8 each
-        (Fraction(1, 50), 6, Fraction(1, 10**12)),
+        (Fraction(1, 50), 6, Fraction(1, 10**7)),  # 6 bits: consecutive thresholds tie (T_20 = T_21 = 42)
     ],
 )
 def test_geometric_table_exact(beta, w_bits, threshold):
@@ -197,12 +197,14 @@ def test_geometric_table_exact(beta, w_bits, threshold):
         beta, w_bits=w_bits, guide_bits=4 if small else 14, tail_bits=w_bits - 2 if small else 8
     )
     law = enumerate_law(lambda rng: int(table.sample(1, rng)[0]), threshold=threshold)
-    check_law(law, _geometric_target(beta), max_pruned=Fraction(1, 10**5))
+    check_law(law, _geometric_target(beta), max_pruned=Fraction(1, 10**3))
 
 
 def test_geometric_table_ties_are_reached():
-    """The 8-bit table's enumeration does go through the tie path (so the test above covers it)."""
-    table = discrete._GeometricTable(Fraction(1, 3), w_bits=8, guide_bits=4, tail_bits=6)
+    """The small tables' enumeration does go through the tie path, with several q tied at one W, and its
+    classes (cut at every tied q's digit) are honest."""
+    table = discrete._GeometricTable(Fraction(1, 50), w_bits=6, guide_bits=4, tail_bits=4)
+    assert any(a == b for a, b in zip(table._T_int[1:], table._T_int[2:]))
     calls = []
     real = table._resolve_tie
 
@@ -211,7 +213,7 @@ def test_geometric_table_ties_are_reached():
         return real(*args)
 
     table._resolve_tie = counted
-    spot_check(lambda rng: int(table.sample(1, rng)[0]), threshold=Fraction(1, 10**8))
+    spot_check(lambda rng: int(table.sample(1, rng)[0]), threshold=Fraction(1, 10**4))
     assert calls
 
 
