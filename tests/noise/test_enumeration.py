@@ -8,8 +8,10 @@ this sees any excess at an atom, however small, and any deficit above the pruned
 
 Mutation check: with ``src/knorm/noise/discrete.py`` as it was before commit 5ed9d48
 (the negative zero missed after R is redrawn), the discrete Laplace tests here fail at
-every fast-path rate: the enumerated P(0) is at least 1.0113 times the target at rate
-1/128, 1.0076 at 1/64 and 1.0092 at 3/1024 (the biases measured by sampling in issue 21).
+every fast-path rate with j >= 1 (rates 1/2 and 3/8 have no low part and pass): the
+enumerated P(0) is at least 1.0113 times the target at rate 1/128 (quick and slow),
+1.0077 at 1/64 and 1.0100 at 3/1024 (slow thresholds); issue 21 measured 1.012, 1.0075
+and 1.010 by sampling.
 Run them against it with ``PYTHONPATH=<tree with the old discrete.py>/src``.
 """
 
@@ -126,7 +128,7 @@ def test_fast_path_classes_are_honest():
 @pytest.mark.parametrize(
     "s, t, threshold",
     [
-        (7, 3, Fraction(1, 10**6)),
+        pytest.param(7, 3, Fraction(1, 10**6), marks=pytest.mark.slow),
         (1, 1, Fraction(1, 10**8)),
         (2, 3, Fraction(1, 10**5)),
         pytest.param(1, 3, Fraction(1, 10**6), marks=pytest.mark.slow),
@@ -146,7 +148,7 @@ def test_geometric_cks_exact(s, t, threshold):
 @pytest.mark.parametrize(
     "s, t, threshold",
     [
-        (7, 3, Fraction(1, 10**6)),
+        pytest.param(7, 3, Fraction(1, 10**6), marks=pytest.mark.slow),
         (2, 3, Fraction(1, 10**5)),
         pytest.param(1, 3, Fraction(1, 10**6), marks=pytest.mark.slow),
         pytest.param(3, 5, Fraction(1, 10**6), marks=pytest.mark.slow),
