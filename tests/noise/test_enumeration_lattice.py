@@ -16,7 +16,7 @@ import pytest
 
 from knorm.geometry import HistogramBall, LpBall, RejectionStats
 from knorm.mechanisms.lattice import BlockLatticeNoise, HistogramLatticeNoise
-from knorm.noise import discrete, linf
+from knorm.noise import linf
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope
 from knorm.noise.linf import GeometricSumSampler, InversionTable, LinfLatentSampler, uniform_rows
 from tests.noise.enumeration import check_law, enumerate_law, exp_neg, spot_check
@@ -365,8 +365,3 @@ def _points(grid, dim):
     import itertools
 
     return itertools.product(grid, repeat=dim)
-
-
-def test_lattice_rngs_call_only_integers():
-    """The enumeration generator refuses every other method, so these laws cover all randomness."""
-    assert discrete.__name__ and linf.__name__
