@@ -446,14 +446,19 @@ def store_suite_run(rows, folder, *, command, samples, confidence, seed, machine
     """
     from knorm.audit.suite import table_rows
 
+    meta = dict(command=command, samples=samples, confidence=confidence, seed=seed, machine=machine, seconds=seconds)
+    return _store(folder, "suite.csv", "run.json", _FIELDS, table_rows(rows), meta)
+
+
+def _store(folder, table_name, meta_name, fields, rows, meta):
+    """Write one run's rows (CSV) and settings (JSON) into ``folder``; return the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "suite.csv", "w", newline="") as fh:
+    with open(folder / table_name, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(_FIELDS)
-        writer.writerows(table_rows(rows))
-    meta = dict(command=command, samples=samples, confidence=confidence, seed=seed, machine=machine, seconds=seconds)
-    (folder / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
+        writer.writerow(fields)
+        writer.writerows(rows)
+    (folder / meta_name).write_text(json.dumps(meta, indent=1) + "\n")
     return folder
 
 
@@ -480,22 +485,14 @@ def store_atom_run(rows, folder, *, command, seed, machine, seconds):
     pathlib.Path
         The folder.
     """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "atoms.csv", "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(_ATOM_FIELDS)
-        for case, results in rows:
-            for r in results:
-                verdict = "pass" if r.passed() else "BIAS"
-                expected = "pass" if case.sound else "BIAS"
-                writer.writerow(
-                    [case.name, r.name, r.count_a, r.count_b, f"{r.log_ratio:.6f}", f"{r.estimate:.6f}",
-                     f"{r.excess:.4f}", f"{r.z:+.2f}", verdict, expected]
-                )  # fmt: skip
+    table = [
+        [case.name, r.name, r.count_a, r.count_b, f"{r.log_ratio:.6f}", f"{r.estimate:.6f}", f"{r.excess:.4f}",
+         f"{r.z:+.2f}", "pass" if r.passed() else "BIAS", "pass" if case.sound else "BIAS"]
+        for case, results in rows
+        for r in results
+    ]  # fmt: skip
     meta = dict(command=command, seed=seed, machine=machine, seconds=seconds)
-    (folder / "atoms.json").write_text(json.dumps(meta, indent=1) + "\n")
-    return folder
+    return _store(folder, "atoms.csv", "atoms.json", _ATOM_FIELDS, table, meta)
 
 
 def _table(rows):
