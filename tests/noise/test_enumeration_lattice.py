@@ -16,7 +16,7 @@ import pytest
 
 from knorm.geometry import HistogramBall, LpBall, RejectionStats
 from knorm.mechanisms.lattice import BlockLatticeNoise, HistogramLatticeNoise
-from knorm.noise import linf
+from knorm.noise import discrete, linf
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope
 from knorm.noise.linf import GeometricSumSampler, InversionTable, LinfLatentSampler, uniform_rows
 from tests.noise.enumeration import check_law, enumerate_law, exp_neg, spot_check
@@ -300,45 +300,44 @@ def test_block_lattice_exact():
     check_law(law, target, max_pruned=Fraction(1, 10**3))
 
 
-class _OneLiveRow:
-    """Stands for the histogram sampler's inner l1 law: row 0 of each batch is a real draw, the others
-    are rows that never sum to zero; the second batch returns a marked row (a restart)."""
-
-    def __init__(self, inner, d, sentinel):
-        self.inner, self.d, self.sentinel, self.calls = inner, d, sentinel, 0
-        self.effective_rate = inner.effective_rate  # read by expected_acceptance
-
-    def sample(self, size, rng):
-        self.calls += 1
-        out = np.zeros((size, self.d), dtype=np.int64)
-        out[:, 0] = 1  # sum 1: rejected
-        if self.calls == 1:
-            out[0] = self.inner.sample(rng=rng)
-        else:
-            out[0, 0], out[0, 1:] = self.sentinel, 0
-            out[0, -1] = -self.sentinel
-        return out
-
-
 @pytest.mark.parametrize("stat_dim", [2, pytest.param(3, marks=pytest.mark.slow)])
-def test_histogram_lattice_exact(stat_dim):
+def test_histogram_lattice_exact(stat_dim, monkeypatch):
     """HistogramLatticeNoise: d discrete Laplaces conditioned on a zero sum, last coordinate dropped.
 
     Target: P(k) proportional to exp(-r gamma (||k||_1 + |sum k|) / 2) on Z^(d-1)
-    (HistogramLatticeNoise Notes; Joseph & Yu 2023). sample() runs on batches of at least 64
-    rows; here row 0 of the first batch is a real draw of the inner law (enumerated, the
-    fast path of rate r gamma / 2 = 1 with j = 0) and the other rows never sum to zero, so
-    the first batch's output is row 0's law on the event of a zero sum; a second batch
+    (HistogramLatticeNoise Notes; Joseph & Yu 2023). sample() proposes batches of at least 16
+    rows of d - 1 discrete Laplaces of rate rho = r gamma / 2 and keeps a row with probability
+    exp(-rho |sum|). Here row 0 of the first batch is a real proposal with its real keep step
+    (both enumerated: the fast path at rate 1, j = 0, and Bernoulli(exp(-|sum|))) and the other
+    rows are rejected, so the first batch's output is row 0's law on acceptance; a second batch
     returns a marked row: a restart (P(k) = P_1(k) / (1 - P_restart)). Argued: the batch's
-    rows are iid and the first accepted one is kept.
+    rows are iid and the first accepted one is kept. Mutation check: a keep step of
+    exp(-rho |sum| / 2) fails this test.
     """
     S = 2**40
     hist = HistogramLatticeNoise(HistogramBall(stat_dim), 1.0, Fraction(2))
-    live = _OneLiveRow(hist._inner, stat_dim, S)
-    hist._inner = live
+    real_laplace, real_keep = discrete._discrete_laplace, hist._keep
+    batches = {"n": 0}
+
+    def one_live_row(num, den, n, gen):
+        batches["n"] += 1
+        out = np.zeros((n // hist.dim, hist.dim), dtype=np.int64)
+        if batches["n"] == 1:
+            out[0] = real_laplace(num, den, hist.dim, gen)
+        else:
+            out[0, 0] = S  # the restart marker
+        return out.reshape(-1)
+
+    def keep_row_0(sums, gen):
+        keep = np.zeros(len(sums), dtype=bool)
+        keep[0] = bool(real_keep(sums[:1], gen)[0]) if batches["n"] == 1 else True
+        return keep
+
+    monkeypatch.setattr(discrete, "_discrete_laplace", one_live_row)  # the module attribute the sampler reads
+    hist._keep = keep_row_0
 
     def run(rng):
-        live.calls = 0
+        batches["n"] = 0
         return tuple(hist.sample(rng=rng).tolist())
 
     law = enumerate_law(run, threshold=Fraction(1, 10**7) if stat_dim == 2 else Fraction(1, 10**6))
