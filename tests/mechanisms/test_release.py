@@ -201,3 +201,18 @@ def test_objective_release_refuses_less_than_the_noise_budget():
     assert release.mechanism == "objective perturbation" and release.epsilon == 1.0
     # The output noise covering the certified radius tau / gamma is tiny but present.
     assert 0 < np.abs(release.value).max() < 1e-5
+
+
+def test_a_scalar_release_is_a_number():
+    import knorm.stats as dp
+
+    mean = dp.mean(np.linspace(0, 1, 100), (0, 1), epsilon=1.0, rng=SEED)
+    assert float(mean) == float(np.asarray(mean).reshape(())) and isinstance(float(mean), float)
+    with pytest.raises(TypeError, match=r"int\(\) of a Release needs an integer value"):
+        int(mean)  # refused, not truncated
+    count = dp.count(np.ones(40), epsilon=1.0, rng=SEED + 1)
+    assert int(count) == np.asarray(count).item() and float(count) == int(count)
+    pair = dp.histogram(np.zeros(10), [0, 1, 2], epsilon=1.0, rng=SEED + 2)
+    with pytest.raises(TypeError, match=r"float\(\) of a Release needs a value of one coordinate.*shape \(2,\)"):
+        float(pair)
+

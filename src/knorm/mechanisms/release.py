@@ -65,7 +65,8 @@ class Release:
     Every value the library publishes comes back as a ``Release`` from
     :meth:`KNormMechanism.release` or :meth:`KNormMechanism.release_objective`; the
     estimators keep theirs as ``release_``. It holds only the released value and public
-    inputs, so it may be published whole. ``np.asarray(release)`` gives the value.
+    inputs, so it may be published whole. ``np.asarray(release)`` gives the value, and for a
+    value of one coordinate ``float(release)`` (and ``int(release)`` for a count) its number.
     A post-processed value (a mean from a released sum) is a Release too, with the raw one
     as its ``parent`` and the map from the parent's value as its ``transform``: it carries
     the same privacy terms, since post-processing is free (paper Proposition
@@ -149,6 +150,29 @@ class Release:
 
     def __array__(self, dtype=None, copy=None):
         return np.array(self.value, dtype=dtype, copy=True if copy is None else copy)
+
+    def _scalar(self, kind):
+        value = np.asarray(self.value)
+        if value.size != 1:
+            raise TypeError(
+                f"{kind}() of a Release needs a value of one coordinate. Got a value of shape {value.shape} "
+                "instead; use np.asarray(release) or release.value."
+            )
+        return value.reshape(())
+
+    def __float__(self):
+        # float(release) for a scalar statistic (a mean, a count): the released value, nothing else.
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        # int(release) for an integer statistic (a count); a float value is refused, not truncated.
+        value = self._scalar("int")
+        if not np.issubdtype(value.dtype, np.integer):
+            raise TypeError(
+                f"int() of a Release needs an integer value (a count). Got a value of dtype {value.dtype} "
+                "instead; use float(release)."
+            )
+        return int(value)
 
     def postprocess(self, transform, *, label=None, names=()):
         """Return the release of ``transform(value)``: free in privacy, intervals carried through.
