@@ -215,4 +215,3 @@ def test_a_scalar_release_is_a_number():
     pair = dp.histogram(np.zeros(10), [0, 1, 2], epsilon=1.0, rng=SEED + 2)
     with pytest.raises(TypeError, match=r"float\(\) of a Release needs a value of one coordinate.*shape \(2,\)"):
         float(pair)
-
