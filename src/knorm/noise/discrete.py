@@ -572,22 +572,31 @@ def _wide_dyadic(s, tau, j, n, rng, signed):
     every rate (a table of rate s 2^18 / 2^tau grew like 2^tau / s: 2.4 GB at 2^-37,
     issue 21). A negative zero (G = 0 under a minus sign) is rejected and drawn again.
     """
-    table = _geometric_table(s << j, 1 << tau)
+    if signed:
+        return _signed(lambda m: _wide_dyadic(s, tau, j, m, rng, False), n, rng)
+    q = _geometric_table(s << j, 1 << tau).sample(n, rng)
+    # 2^j <= 2^41 at rates >= 2^-46, so Q < 2^21 keeps G in int64: P(Q >= 2^21) <= exp(-2^15).
+    if int(q.max(initial=0)) >= 1 << (62 - j):
+        raise OverflowError("geometric: a draw left the int64 range; this has probability below exp(-2^15).")
+    return _tilted_block(s, tau, j, n, rng) + (q << j)
+
+
+def _signed(magnitudes, n, rng):
+    """n discrete Laplace draws from a geometric sampler ``magnitudes(m)``: a fair sign, (-, 0) drawn again.
+
+    CKS Algorithm 2: every y != 0 gets (1 - q) q^|y| / 2 and 0 gets (1 - q) / 2 once the
+    negative zero is rejected, which is the discrete Laplace law (1 - q) / (1 + q) q^|y|
+    after normalising; a rejected pair is drawn again whole.
+    """
     out = np.empty(n, dtype=np.int64)
-    idx = np.arange(n)
-    while idx.size:
-        q = table.sample(idx.size, rng)
-        # 2^j <= 2^41 at rates >= 2^-46, so Q < 2^21 keeps G in int64: P(Q >= 2^21) <= exp(-2^15).
-        if int(q.max()) >= 1 << (62 - j):
-            raise OverflowError("geometric: a draw left the int64 range; this has probability below exp(-2^15).")
-        g = _tilted_block(s, tau, j, idx.size, rng) + (q << j)
-        ok = np.ones(idx.size, dtype=bool)
-        if signed:
-            neg = _random_bits(idx.size, rng)
-            ok = ~(neg & (g == 0))  # -0 would count zero twice
-            np.negative(g, out=g, where=neg)
-        out[idx[ok]] = g[ok]
-        idx = idx[~ok]
+    pend = np.arange(n)
+    while pend.size:
+        g = magnitudes(pend.size)
+        neg = _random_bits(pend.size, rng)
+        ok = ~(neg & (g == 0))  # -0 would count zero twice
+        np.negative(g, out=g, where=neg)
+        out[pend[ok]] = g[ok]
+        pend = pend[~ok]
     return out
 
 
@@ -794,16 +803,7 @@ def geometric(s, t, size=None, *, rng=None):
 def _discrete_laplace(s, t, n, rng):
     if t & (t - 1) == 0:
         return _fast_dyadic(s, t.bit_length() - 1, n, rng, True)
-    out = np.empty(n, dtype=np.int64)
-    pend = np.arange(n)
-    while pend.size:
-        g = _geometric_cks(s, t, pend.size, rng)
-        neg = _random_bits(pend.size, rng)
-        ok = ~(neg & (g == 0))  # -0 would count zero twice
-        np.negative(g, out=g, where=neg)
-        out[pend[ok]] = g[ok]
-        pend = pend[~ok]
-    return out
+    return _signed(lambda m: _geometric_cks(s, t, m, rng), n, rng)
 
 
 def discrete_laplace(s, t, size=None, *, rng=None):
