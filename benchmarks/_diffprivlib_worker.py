@@ -19,6 +19,12 @@ files in a directory chosen by the parent. Commands:
 ``{"cmd": "time", "model": ..., "data": name, "params": {...}, "epsilon": e, "number": k, "rows": n}``
     Seconds per fit of ``k`` back-to-back fits on the first ``n`` rows (all if absent), timed here with
     ``time.perf_counter`` (process start-up and data loading excluded).
+``{"cmd": "mean", "data": name, "bounds": [lo, hi], "epsilon": e, "number": k}``
+    Seconds per call of ``tools.mean(x, bounds, epsilon)`` (a fresh accountant per call) and of
+    numpy's ``x.mean()`` on the loaded X, each looped ``k`` times, back to back (the numpy time
+    lets the parent compare through numpy, which it also times in its own process).
+``{"cmd": "mean_peak", "data": name, "bounds": [lo, hi], "epsilon": e}``
+    Peak bytes traced by ``tracemalloc`` (numpy's allocations included) during one ``tools.mean`` call.
 ``{"cmd": "quit"}``
 
 Every answer holds ``ok`` and, on failure, ``error``; warnings raised during a
@@ -102,6 +108,43 @@ def _time(cmd):
     return {"seconds_per_fit": (time.perf_counter() - t0) / number}
 
 
+def _mean_call(cmd):
+    from diffprivlib import tools
+    from diffprivlib.accountant import BudgetAccountant
+
+    x = DATA[cmd["data"]][0]
+    lo, hi = (float(b) for b in cmd["bounds"])
+    eps = float(cmd["epsilon"])
+    return x, lambda: tools.mean(x, bounds=(lo, hi), epsilon=eps, accountant=BudgetAccountant())
+
+
+def _mean(cmd):
+    x, call = _mean_call(cmd)
+    number = int(cmd["number"])
+    t0 = time.perf_counter()
+    for _ in range(number):
+        call()
+    t1 = time.perf_counter()
+    for _ in range(number):
+        x.mean()
+    t2 = time.perf_counter()
+    return {"diffprivlib": (t1 - t0) / number, "numpy": (t2 - t1) / number}
+
+
+def _mean_peak(cmd):
+    import tracemalloc
+
+    _, call = _mean_call(cmd)
+    call()  # warm-up: lazy imports are not the call's memory
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return {"peak_bytes": int(peak)}
+
+
 def _handle(cmd):
     kind = cmd["cmd"]
     if kind == "versions":
@@ -127,6 +170,10 @@ def _handle(cmd):
         return _coefs(cmd)
     if kind == "time":
         return _time(cmd)
+    if kind == "mean":
+        return _mean(cmd)
+    if kind == "mean_peak":
+        return _mean_peak(cmd)
     raise ValueError(f"unknown command {kind!r}")
 
 
