@@ -44,4 +44,5 @@ SECTIONS = {
     "regression": "benchmarks.bench_regression",
     "dask": "benchmarks.bench_dask",
     "stats": "benchmarks.bench_stats",
+    "front_door": "benchmarks.bench_front_door",
 }
