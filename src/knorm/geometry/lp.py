@@ -93,6 +93,9 @@ class LpBall(NormBall):
     def _cache_key(self):
         return ("LpBall", self.dim, self.p, self.radius)
 
+    def lp_parts(self):
+        return self, None
+
     def _gauge(self, u):
         return lp_norm(u, self.p) / self.radius
 
