@@ -467,6 +467,13 @@ class ScaledBall(NormBall):
         return None if key is None else ("ScaledBall", key, self.factor)
 
     def lp_parts(self):
+        """Return (B, factor) when the base is the l_p ball B, else None.
+
+        Returns
+        -------
+        tuple of (LpBall, float), or None
+            The base l_p ball and this scaling's factor.
+        """
         parts = self.base.lp_parts()  # scalings never nest: the base's factor is None
         return None if parts is None else (parts[0], self.factor)
 

@@ -94,6 +94,13 @@ class LpBall(NormBall):
         return ("LpBall", self.dim, self.p, self.radius)
 
     def lp_parts(self):
+        """Return (self, None): an l_p ball is itself, unscaled.
+
+        Returns
+        -------
+        tuple of (LpBall, None)
+            This ball and no factor.
+        """
         return self, None
 
     def _gauge(self, u):

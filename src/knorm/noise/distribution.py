@@ -142,28 +142,6 @@ class KNormNoise(NoiseLaw):
 
     rvs = sample
 
-    def public_law_sample(self, size, *, seed):
-        """Draw from the public noise law for Monte Carlo computations that use no data.
-
-        The same law as :meth:`sample`, with a fixed ``seed`` so that functionals of the
-        law (quantiles, moments) are deterministic. It is named apart so that a reader
-        never mistakes it for a release: releases go through
-        :meth:`knorm.mechanisms.KNormMechanism.release`.
-
-        Parameters
-        ----------
-        size : int
-            Number of draws.
-        seed : int, SeedSequence or Generator
-            A fixed source of randomness.
-
-        Returns
-        -------
-        ndarray of shape (size, dim)
-            Draws of the noise law, for Monte Carlo functionals of the law only.
-        """
-        return self.sample(size, rng=seed)
-
     # -- density ------------------------------------------------------------
     def _log_normaliser(self):
         m = self.dim

@@ -175,7 +175,18 @@ class HistogramLatticeNoise(NoiseLaw):
 
     @staticmethod
     def equal_spacing(gamma):
-        """The one spacing of ``gamma`` (the histogram ball is symmetric in its coordinates)."""
+        """Return the one spacing of ``gamma`` (the histogram ball is symmetric in its coordinates).
+
+        Parameters
+        ----------
+        gamma : float or array_like of float
+            The lattice spacings.
+
+        Returns
+        -------
+        float
+            Their common value; ValueError if they differ.
+        """
         values = set(np.atleast_1d(np.asarray(gamma, dtype=float)).tolist())
         if len(values) != 1:
             raise ValueError(f"the histogram ball's lattice needs equal spacings; got {sorted(values)}")

@@ -147,6 +147,28 @@ class NoiseLaw(ABC):
         """Exact half-widths (ndarray of shape (dim,)), or None when the law has no closed form."""
         return None
 
+    def public_law_sample(self, size, *, seed):
+        """Draw from the public noise law for Monte Carlo computations that use no data.
+
+        The same law as :meth:`sample`, with a fixed ``seed`` so that functionals of the
+        law (quantiles, moments) are deterministic. It is named apart so that a reader
+        never mistakes it for a release: releases go through
+        :meth:`knorm.mechanisms.KNormMechanism.release`.
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        seed : int, SeedSequence or Generator
+            A fixed source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (size, dim)
+            Draws of the noise law, for Monte Carlo functionals of the law only.
+        """
+        return self.sample(size, rng=seed)
+
     def public_draws(self, n_draws):
         """Return ``n_draws`` draws of the law at the fixed seed MC_SEED, for functionals of the law only.
 
@@ -169,7 +191,7 @@ class NoiseLaw(ABC):
             if key in _DRAWS:
                 _DRAWS.move_to_end(key)
                 return _DRAWS[key]
-        draws = np.asarray(self.sample(n_draws, rng=MC_SEED)).reshape(n_draws, -1)
+        draws = np.asarray(self.public_law_sample(n_draws, seed=MC_SEED)).reshape(n_draws, -1)
         draws.setflags(write=False)
         with _DRAWS_LOCK:
             _DRAWS[key] = draws
