@@ -263,3 +263,12 @@ def test_the_law_stays_out_of_the_published_record():
     assert "noise_law" not in repr(release) and "noise_law" not in release_dict(release)
     again = pickle.loads(pickle.dumps(release))  # a law holds no data and pickles with its release
     np.testing.assert_array_equal(np.asarray(again.conf_int(0.1)), np.asarray(release.conf_int(0.1)))
+
+
+@pytest.mark.parametrize("sampler", ["auto", "continuous"])
+def test_a_batch_release_gets_one_interval_per_entry(sampler):
+    mech = KNormMechanism(LpBall(2, 2 if sampler == "continuous" else 1), 1.0, 0.5, sampler=sampler)
+    release = mech.release(np.zeros((3, 2)), rng=SEED)
+    ci = release.conf_int(0.1)
+    assert ci.lower.shape == ci.upper.shape == (3, 2)
+    assert np.all(ci.lower < release.value) and np.all(release.value < ci.upper)

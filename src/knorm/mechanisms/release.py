@@ -244,9 +244,9 @@ class Release:
         root = self if self.parent is None else self.parent
         if root.noise_law is None:
             raise ValueError(
-                f"Release.conf_int covers additive K-norm releases only (the statistic plus noise of a known "
-                f"law); this one is {root.mechanism!r}, whose output is not the statistic plus the noise. Use the "
-                "estimator's conf_int (for example LogisticRegression.conf_int)."
+                f"Release.conf_int covers additive K-norm releases only; this one is {root.mechanism!r}, whose "
+                "output is not the statistic plus the noise. Use the estimator's conf_int (for example "
+                "LogisticRegression.conf_int)."
             )
         n_draws = check_count(n_draws, "n_draws", "Release.conf_int")
         if n_draws < 1:
@@ -254,7 +254,7 @@ class Release:
         if self.parent is not None:
             return self._pushed_intervals(alpha, n_draws)
         half = root.noise_law.marginal_half_width(alpha, n_draws=n_draws)
-        t = np.asarray(half).reshape(self.value.shape)
+        t = np.asarray(half)  # shape (m,): broadcast over the rows of a batch release
         return Intervals(self.value - t, self.value + t, alpha, half.method, half.mc_error)
 
     def _pushed_intervals(self, alpha, n_draws):
