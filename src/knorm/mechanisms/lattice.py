@@ -25,6 +25,11 @@ The default gamma makes s(gamma) <= 1/2 % of Delta: the rounding costs at most 1
 noise's scale, and the median error of a release, stays within 1% of the continuous release's (issue 13).
 Above epsilon = 1 the share halves with each doubling of epsilon (:func:`default_share`), so the
 lattice also stays fine against the noise scale Delta / epsilon.
+
+This module builds the law (:func:`build_lattice_law`, the spacing, the slack and the law's
+cache); which lattice ball a norm ball is sampled with is in :mod:`knorm.mechanisms.lattice_balls`,
+and the block and histogram laws are in :mod:`knorm.noise.lattice_laws`. Behaviour that depends
+on the kind of ball (:func:`lattice_noise`, the slack) is chosen by ``functools.singledispatch``.
 """
 
 from __future__ import annotations

@@ -1091,9 +1091,10 @@ class LatticeKNormNoise(NoiseLaw):
     def _closed_half_width(self, alpha):
         """Discrete Laplace coordinates (l1, and l_inf in 1-D): the smallest m with P(|k_j| > m) <= alpha.
 
-        A coordinate of rate a per lattice unit, q = exp(-a), has P(|k| > m) = 2 q^(m+1) / (1 + q)
+        A coordinate of rate a per lattice unit, q = exp(-a), has P(k) = (1 - q) q^|k| / (1 + q)
+        (the discrete Laplace of Canonne, Kamath & Steinke 2020), so P(|k| > m) = 2 q^(m+1) / (1 + q)
         (two geometric tails); m >= log(alpha (1 + q) / 2) / log(q) - 1 gives at most alpha, in
-        lattice units.
+        lattice units. The l1 law is a product of such coordinates (class Notes, l1).
         """
         if self.sampler.startswith("l1"):
             rates = self._coord_rates
