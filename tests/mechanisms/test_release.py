@@ -215,3 +215,60 @@ def test_a_scalar_release_is_a_number():
     pair = dp.histogram(np.zeros(10), [0, 1, 2], epsilon=1.0, rng=SEED + 2)
     with pytest.raises(TypeError, match=r"float\(\) of a Release needs a value of one coordinate.*shape \(2,\)"):
         float(pair)
+
+
+def test_a_release_keeps_its_noise_law_and_its_intervals_ask_it():
+    from knorm.mechanisms import nonprivate
+    from knorm.mechanisms.lattice import LatticeLaw
+    from knorm.noise import KNormNoise
+    from knorm.noise.law import ZeroNoise
+
+    lat = KNormMechanism(LpBall(2, 1), 1.0, 0.5)
+    cont = KNormMechanism(LpBall(2, 2), 1.0, 0.5, sampler="continuous")
+    lattice_release, continuous_release = lat.release([1.0, 2.0], rng=SEED), cont.release([1.0, 2.0], rng=SEED)
+    assert isinstance(lattice_release.noise_law, LatticeLaw) and lattice_release.noise_law is lat.lattice
+    assert isinstance(continuous_release.noise_law, KNormNoise) and continuous_release.noise_law is cont.noise
+    for release in (lattice_release, continuous_release):
+        ci, half = release.conf_int(0.1), release.noise_law.marginal_half_width(0.1)
+        np.testing.assert_array_equal(ci.upper - release.value, np.asarray(half))
+        assert ci.method == half.method and ci.mc_error == half.mc_error
+    assert lattice_release.conf_int(0.1).method == "closed form"  # discrete Laplace coordinates
+    assert continuous_release.conf_int(0.1).method == "Monte Carlo"  # l2: no closed-form marginals
+    with nonprivate():
+        plain = cont.release([1.0, 2.0])
+    assert isinstance(plain.noise_law, ZeroNoise) and np.array_equal(np.asarray(plain.conf_int()), [[1, 1], [2, 2]])
+    objective = KNormMechanism(LpBall(2, math.inf), 2.0, 0.5).release_objective(
+        lambda v: (np.zeros(2), 0.0), epsilon=1.0, strong_convexity=1.0, rng=SEED
+    )
+    assert objective.noise_law is None
+    with pytest.raises(ValueError, match="covers additive K-norm releases only"):
+        objective.conf_int()
+
+
+def test_a_post_processed_release_gets_its_intervals_through_the_parent():
+    release = KNormMechanism(LpBall(2, 2), 1.0, 0.5, sampler="continuous").release([10.0, 20.0], rng=SEED)
+    ratio = release.postprocess(lambda v: v[..., :1] / v[..., 1:])
+    assert ratio.noise_law is None and ratio.parent is release
+    ci = ratio.conf_int(0.1)
+    # The public law pushed through g, around the released ratio (deterministic: fixed seeds throughout).
+    assert ci.method == "Monte Carlo (pushed through)" and ci.lower[0] < ratio.value[0] < ci.upper[0]
+
+
+def test_the_law_stays_out_of_the_published_record():
+    import pickle
+
+    from knorm.cli._common import release_dict
+
+    release = KNormMechanism(LpBall(2, 1), 1.0, 0.5).release([1.0, 2.0], rng=SEED)
+    assert "noise_law" not in repr(release) and "noise_law" not in release_dict(release)
+    again = pickle.loads(pickle.dumps(release))  # a law holds no data and pickles with its release
+    np.testing.assert_array_equal(np.asarray(again.conf_int(0.1)), np.asarray(release.conf_int(0.1)))
+
+
+@pytest.mark.parametrize("sampler", ["auto", "continuous"])
+def test_a_batch_release_gets_one_interval_per_entry(sampler):
+    mech = KNormMechanism(LpBall(2, 2 if sampler == "continuous" else 1), 1.0, 0.5, sampler=sampler)
+    release = mech.release(np.zeros((3, 2)), rng=SEED)
+    ci = release.conf_int(0.1)
+    assert ci.lower.shape == ci.upper.shape == (3, 2)
+    assert np.all(ci.lower < release.value) and np.all(release.value < ci.upper)

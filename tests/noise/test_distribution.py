@@ -1,6 +1,7 @@
-"""Generic tests over one table of (ball, dimension) cases, numpyro style.
+"""KNormNoise: limit cases, conditional variances, the scipy-style API and bad input.
 
-Every new ball is tested by adding a row to CASES.
+The laws of every ball (norm, direction, entropy, concentration, depth, marginal
+half-widths) are tested over the one registry of noise laws, tests/noise/test_laws.py.
 """
 
 import math
@@ -12,97 +13,6 @@ from scipy import stats
 from knorm.geometry import LpBall
 from knorm.noise import KNormNoise
 from tests.settings import ALPHA, SEED, Z_MAX
-
-
-def _cases():
-    from knorm.geometry.polytope import Polytope
-    from knorm.geometry.regression import K2Ball, k3_ball
-
-    cases = []
-    for dim in (1, 2, 5, 26):
-        for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf), ("l3", 3)):
-            cases.append((f"{name}-{dim}", lambda dim=dim, p=p: LpBall(dim, p, radius=1.5)))
-        # A non-regular polytope: the symmetric hull of random points (exact
-        # triangulation sampler in low dimension, rejection in 26).
-        cases.append((f"polytope-{dim}", lambda dim=dim: _random_polytope(dim, Polytope)))
-    cases.append(("K2-2", K2Ball))
-    cases.append(("K3-3", k3_ball))
-    cases.append(("scaled-l3-5", lambda: 0.4 * LpBall(5, 3)))
-    return cases
-
-
-def _random_polytope(dim, Polytope):
-    if dim >= 10:
-        # A box with cut corners, given by halfspaces: cheap gauge in any dimension.
-        eye = np.eye(dim)
-        ones = np.ones((1, dim))
-        a = np.vstack([eye, -eye, ones, -ones])
-        b = np.concatenate([np.full(2 * dim, 1.0), [0.8 * dim, 0.8 * dim]])
-        return Polytope.from_halfspaces(a, b)
-    pts = np.random.default_rng(SEED + dim).normal(size=(3 * dim + 2, dim))
-    return Polytope.from_points(pts)
-
-
-CASES = _cases()
-IDS = [c[0] for c in CASES]
-BALLS = [c[1] for c in CASES]
-
-
-@pytest.fixture(params=BALLS, ids=IDS)
-def noise(request):
-    return KNormNoise(request.param(), scale=0.7)
-
-
-def test_norm_law_is_gamma(noise):
-    # Paper Lemma "K-norm Marginal Distribution": ||V||_K ~ Gamma(m, scale). Failure rate ALPHA.
-    v = noise.sample(20_000, rng=SEED)
-    assert v.shape == (20_000, noise.dim)
-    g = noise.ball.norm(v)
-    assert stats.kstest(g, stats.gamma(noise.dim, scale=noise.scale).cdf).pvalue > ALPHA
-    assert stats.kstest(g, noise.norm_law().cdf).pvalue > ALPHA
-
-
-def test_direction_is_cone_measure(noise):
-    # V/||V||_K has the law of U/||U||_K for U uniform on K (paper Lemma "K-mech
-    # Conditional Distribution"): two-sample KS on a fixed projection. Failure rate ALPHA.
-    c = np.random.default_rng(1).normal(size=noise.dim)
-    v = noise.sample(20_000, rng=SEED + 1)
-    u = noise.ball.sample_uniform(20_000, rng=SEED + 2)
-    a = (v / noise.ball.norm(v)[:, None]) @ c
-    b = (u / noise.ball.norm(u)[:, None]) @ c
-    assert stats.ks_2samp(a, b).pvalue > ALPHA
-
-
-def test_uniform_sampler_inside_and_radially_uniform(noise):
-    u = noise.ball.sample_uniform(20_000, rng=SEED + 3)
-    g = noise.ball.norm(u)
-    assert np.all(g <= 1 + 1e-9)
-    assert stats.kstest(g**noise.dim, "uniform").pvalue > ALPHA
-
-
-def test_entropy_matches_monte_carlo(noise):
-    # Paper Proposition "Entropy of K-mech" against -mean log f(V).
-    v = noise.sample(40_000, rng=SEED + 4)
-    lp = noise.logpdf(v)
-    mc, se = -lp.mean(), lp.std(ddof=1) / math.sqrt(len(lp))
-    tol = Z_MAX * se + (noise.log_volume().stderr if not noise.log_volume().exact else 0) * Z_MAX
-    assert abs(noise.entropy() - mc) < tol + 1e-9
-
-
-def test_concentration_set_has_probability_alpha(noise):
-    v = noise.sample(20_000, rng=SEED + 5)
-    for alpha in (0.1, 0.5, 0.9):
-        s = noise.concentration_set(alpha)
-        hits = int(np.count_nonzero(s.contains(v)))
-        assert stats.binomtest(hits, len(v), alpha).pvalue > ALPHA
-
-
-def test_depth_is_probability_integral_transform(noise):
-    # D(V) = P(||V'|| > ||V||) is Uniform(0, 1) when V follows the law itself.
-    v = noise.sample(20_000, rng=SEED + 6)
-    d = noise.depth(v)
-    assert noise.depth(np.zeros(noise.dim)) == 1.0
-    assert stats.kstest(d, "uniform").pvalue > ALPHA
 
 
 def test_logpdf_normalised_in_one_and_two_dimensions():

@@ -1,105 +1,24 @@
-"""Lattice K-norm laws: exact pmfs, exact privacy ratios, outward rounding, refusals.
+"""Lattice K-norm laws: exact privacy ratios, outward rounding, gauges, refusals.
 
-Generic tests run over one table of (ball, rate, axis_scale) cases, numpyro style:
-a new ball is tested by adding a row to CASES. Statistical tests use fixed seeds;
-each fails with probability ALPHA (1e-3) for a random seed under a correct sampler.
+The law tests of every lattice sampler (exact pmf, integers only, support, projections,
+marginal half-widths) run over the one registry of noise laws, tests/noise/test_laws.py.
+Statistical tests use fixed seeds; each fails with probability ALPHA (1e-3) for a random
+seed under a correct sampler.
 """
 
 import itertools
-import zlib
 from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from knorm.geometry import IntersectionBall, K2Ball, LpBall, OracleBall, Polytope, k3_ball
+from knorm.geometry import K2Ball, LpBall, OracleBall, Polytope, k3_ball
 from knorm.noise import lattice
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
-from tests.noise.test_discrete import IntegersOnly, chi2_pvalue, integers_only
+from tests.noise.test_discrete import chi2_pvalue
+from tests.noise.test_laws import hexagon, k2_k3_intersection
 from tests.settings import ALPHA, SEED
-
-
-def hexagon():
-    angles = np.pi / 3 * np.arange(3)
-    return Polytope.from_points(np.stack([np.cos(angles), np.sin(angles)], axis=1))
-
-
-def k2_k3_intersection():
-    # Coordinates (x, 2x^2, y, xy)-like: K_2 on (0, 1) and K_3 on (0, 2, 3) (ERRATA item 5 structure).
-    return IntersectionBall(4, [([0, 1], K2Ball()), ([0, 2, 3], k3_ball())])
-
-
-# (id, ball factory, rates, axis_scale)
-CASES = [
-    ("l1-1", lambda: LpBall(1, 1), (Fraction(1, 2), Fraction(3, 2)), None),
-    ("l1-2", lambda: LpBall(2, 1, radius=2.0), (Fraction(1), Fraction(3)), None),
-    ("l1-3", lambda: LpBall(3, 1), (Fraction(1), Fraction(2)), None),
-    ("l1-2-axes", lambda: LpBall(2, 1), (Fraction(1, 2),), (1.0, 2.0)),
-    ("l1-scaled", lambda: 0.5 * LpBall(2, 1), (Fraction(1, 3),), None),  # rate 1/3: rounded down
-    ("linf-1", lambda: LpBall(1, np.inf), (Fraction(1, 2), Fraction(3, 2)), None),
-    ("linf-2", lambda: LpBall(2, np.inf), (Fraction(1, 2), Fraction(1)), None),
-    ("linf-3", lambda: LpBall(3, np.inf, radius=2.0), (Fraction(3, 2), Fraction(3)), None),
-    ("linf-2-axes", lambda: LpBall(2, np.inf), (Fraction(1, 2),), (0.5, 1.0)),  # a box: polytope sampler
-    ("interval-1", lambda: Polytope.from_halfspaces([[1.0], [-1.0]], [2.0, 2.0]), (Fraction(1),), None),
-    ("K3", k3_ball, (Fraction(3, 2), Fraction(3)), 1.0),
-    ("hexagon", hexagon, (Fraction(1, 2), Fraction(1)), 0.25),
-    ("K2-outer", K2Ball, (Fraction(1),), 0.5),
-    ("rational", lambda: RationalPolytope([[3, 1], [0, 2], [1, -1]], 6), (Fraction(1, 2), Fraction(1)), None),
-    # An elongated polytope (box 6 x 1 in lattice units): the sampler's proposal is a box, not a cube.
-    ("elongated", lambda: RationalPolytope([[1, 0], [0, 6], [1, 3]], 6), (Fraction(1), Fraction(2)), None),
-]
-PARAMS = [pytest.param(build, rate, axes, id=f"{name}-r{rate}") for name, build, rates, axes in CASES for rate in rates]
-
-
-def enumerate_law(noise, tol=1e-9):
-    """Lattice points k of a window and their exact probabilities (normaliser from a larger window).
-
-    The window radius R (in ||.||_inf) is grown until a bound on the mass outside it,
-    sum_{m > R} (2m + 1)^d exp(-r m / B) (as ||k||_K' >= ||k||_inf / B), is below tol.
-    """
-    d = noise.dim
-    r = float(noise.effective_rate)
-    B = max(1.0, float(max(1 / v for v in _unit_norms(noise))))  # ||k||_inf <= B ||k||_K'
-    R = 1
-    while True:
-        m = np.arange(R + 1, R + 400)
-        tail = np.sum((2.0 * m + 1) ** d * np.exp(-r * m / B))
-        if tail < tol or R > 400:
-            break
-        R += 1
-    assert tail < tol, "test rates must keep the law on a small window"
-    grid = (np.indices((2 * R + 1,) * d).reshape(d, -1).T - R).astype(np.int64)  # row-major over [-R, R]^d
-    num, factor = noise._gauge_parts(grid)
-    logw = -r * float(factor) * num.astype(float)
-    w = np.exp(logw - logw.max())
-    return grid, w / w.sum()
-
-
-def _unit_norms(noise):
-    """||e_j||_K' for the unit vectors e_j (exact, as floats)."""
-    return [float(noise.norm(np.eye(noise.dim, dtype=np.int64)[j])[0]) for j in range(noise.dim)]
-
-
-@pytest.mark.parametrize("build, rate, axes", PARAMS)
-def test_pmf_matches_enumeration(build, rate, axes):
-    # Chi-square of the sampled lattice points against the exact pmf, every point of
-    # the window with an expected count >= 5 a cell and the rest (window and outside)
-    # pooled; failure rate ALPHA.
-    noise = LatticeKNormNoise(build(), rate, axis_scale=axes)
-    assert rate * (1 - Fraction(1, 2**30)) <= noise.effective_rate <= rate
-    n = 30_000
-    k = noise.sample(n, rng=SEED + zlib.crc32(noise.sampler.encode()) % 1000 + rate.numerator)  # stable across runs
-    assert k.shape == (n, noise.dim) and k.dtype == np.int64
-    grid, p = enumerate_law(noise)
-    R = int(np.abs(grid).max())
-    inside = np.all(np.abs(k) <= R, axis=1)
-    # Index of each sample in the grid (row-major over [-R, R]^d).
-    idx = np.ravel_multi_index(tuple((k[inside] + R).T), (2 * R + 1,) * noise.dim)
-    counts = np.bincount(idx, minlength=len(grid))
-    counts = np.append(counts, n - inside.sum())
-    probs = np.append(p, max(0.0, 1.0 - p.sum()))
-    assert chi2_pvalue(counts, probs) > ALPHA
 
 
 def test_d1_laws_agree_with_discrete_laplace():
@@ -150,18 +69,6 @@ def test_exact_privacy_ratio_on_neighbours(build, axes):
         loss = [r * (y - x) for x, y in zip(na, nb)]  # log pmf(o - a) - log pmf(o - b), exactly
         assert max(loss) <= r * dab <= r * delta
         assert all(isinstance(x, Fraction) for x in na)
-
-
-# -- integers only ---------------------------------------------------------------------------
-@pytest.mark.parametrize("build, rate, axes", PARAMS[::3] + PARAMS[-4:])
-def test_only_integers_is_called(build, rate, axes, monkeypatch):
-    # The samplers and their pilot runs call nothing but Generator.integers.
-    monkeypatch.setattr(lattice, "_pilot_rng", lambda: integers_only(1))
-    noise = LatticeKNormNoise(build(), rate, axis_scale=axes)
-    IntegersOnly.calls = 0
-    noise.sample(300, rng=integers_only(SEED))
-    assert IntegersOnly.calls > 0
-    assert noise.expected_acceptance > 0
 
 
 # -- outward rounding ---------------------------------------------------------------------------

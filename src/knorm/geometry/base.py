@@ -218,6 +218,19 @@ class NormBall(ABC):
         """
         return self._cache_key()
 
+    def lp_parts(self):
+        """Return (B, c) when this ball is c B for an l_p ball B (c None when it is B itself), else None.
+
+        Samplers and closed forms that exist for l_p balls (their scalings included) ask
+        the ball, rather than testing its type.
+
+        Returns
+        -------
+        tuple of (LpBall, float or None), or None
+            The l_p ball and the scale factor; None for any other ball.
+        """
+        return None
+
     def bounding_box(self):
         """Return half-widths b with K inside the box [-b, b] (a certified bound).
 
@@ -452,6 +465,17 @@ class ScaledBall(NormBall):
     def _cache_key(self):
         key = self.base.cache_key
         return None if key is None else ("ScaledBall", key, self.factor)
+
+    def lp_parts(self):
+        """Return (B, factor) when the base is the l_p ball B, else None.
+
+        Returns
+        -------
+        tuple of (LpBall, float), or None
+            The base l_p ball and this scaling's factor.
+        """
+        parts = self.base.lp_parts()  # scalings never nest: the base's factor is None
+        return None if parts is None else (parts[0], self.factor)
 
     def _gauge(self, u):
         return self.base._gauge(u / self.factor)

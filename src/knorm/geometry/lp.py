@@ -93,6 +93,16 @@ class LpBall(NormBall):
     def _cache_key(self):
         return ("LpBall", self.dim, self.p, self.radius)
 
+    def lp_parts(self):
+        """Return (self, None): an l_p ball is itself, unscaled.
+
+        Returns
+        -------
+        tuple of (LpBall, None)
+            This ball and no factor.
+        """
+        return self, None
+
     def _gauge(self, u):
         return lp_norm(u, self.p) / self.radius
 

@@ -18,6 +18,7 @@ from knorm.geometry import LpBall, NormBall
 from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law, check_spacing, choose_spacing
 from knorm.mechanisms.release import Release, ball_name
 from knorm.noise import KNormNoise
+from knorm.noise.law import ZeroNoise
 from knorm.sensitivity import Sensitivity
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
@@ -469,6 +470,8 @@ class KNormMechanism:
             sampler=sampler,
             caveats=caveats,
             lattice_spacing=spacing,
+            # The public law of the additive noise, for conf_int; none for objective perturbation.
+            noise_law=None if mechanism != "K-norm" else ZeroNoise(self.dim) if noiseless else lattice or self.noise,
         )
 
     def privacy_loss(self, u):

@@ -25,27 +25,35 @@ The default gamma makes s(gamma) <= 1/2 % of Delta: the rounding costs at most 1
 noise's scale, and the median error of a release, stays within 1% of the continuous release's (issue 13).
 Above epsilon = 1 the share halves with each doubling of epsilon (:func:`default_share`), so the
 lattice also stays fine against the noise scale Delta / epsilon.
+
+This module builds the law (:func:`build_lattice_law`, the spacing, the slack and the law's
+cache); which lattice ball a norm ball is sampled with is in :mod:`knorm.mechanisms.lattice_balls`,
+and the block and histogram laws are in :mod:`knorm.noise.lattice_laws`. Behaviour that depends
+on the kind of ball (:func:`lattice_noise`, the slack) is chosen by ``functools.singledispatch``.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import singledispatch
 
 import numpy as np
 
-from knorm._validation import check_rng, param_error
-from knorm.geometry import CountBall, HistogramBall, LpBall, RejectionStats, ScaledBall, VoteBall
-from knorm.noise import discrete
-from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, RationalPolytope, to_rational_polytope
+from knorm._validation import param_error
+from knorm.geometry import HistogramBall
+from knorm.mechanisms.lattice_balls import _as_interval, _count_polytope, _dedicated, _integer_rows
+from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, to_rational_polytope
+from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
+from knorm.noise.law import NoiseLaw, ball_key
 from knorm.sensitivity import BlockSumBall
 
 __all__ = [
     "BlockLatticeNoise",
+    "HistogramLatticeNoise",
     "LatticeLaw",
     "LatticeUnavailable",
     "ROUNDING_SHARE",
@@ -68,10 +76,12 @@ class LatticeUnavailable(ValueError):
 
 
 @dataclass(frozen=True)
-class LatticeLaw:
+class LatticeLaw(NoiseLaw):
     """The lattice noise of one mechanism: spacing, covered sensitivity and the exact sampler.
 
-    Each parameter is kept as the attribute of the same name.
+    Each parameter is kept as the attribute of the same name. As a
+    :class:`~knorm.noise.law.NoiseLaw` it is the law of the noise gamma k in the
+    statistic's units: what a release adds to the rounded statistic.
 
     Parameters
     ----------
@@ -97,6 +107,49 @@ class LatticeLaw:
     def sampler(self):
         """How the noise is drawn, for the Release record."""
         return f"lattice, exact in integer arithmetic ({self.noise.sampler})"
+
+    # -- the noise-law interface (knorm.noise.law), in the statistic's units -----------------
+    @property
+    def dim(self):
+        """Dimension m."""
+        return self.noise.dim
+
+    @property
+    def scale(self):
+        """The integer law's scale (1 / its effective rate, per unit of ||.||_K in the statistic's units)."""
+        return self.noise.scale
+
+    @property
+    def expected_acceptance(self):
+        """The integer law's acceptance."""
+        return self.noise.expected_acceptance
+
+    @property
+    def cache_key(self):
+        """The integer law's key and the spacings."""
+        return ("LatticeLaw", self.noise.cache_key, tuple(np.asarray(self.spacing).tolist()))
+
+    def sample(self, size=None, *, rng=None):
+        """Draw the noise gamma k (exact doubles), k from the integer law.
+
+        Parameters
+        ----------
+        size : None, int or tuple of int, default None
+            Number (or array shape) of vectors.
+        rng : None, int, SeedSequence or Generator
+            Source of randomness (only integers are drawn).
+
+        Returns
+        -------
+        ndarray of float
+            Shape (m,) or ``(*size, m)``. Releases go through :meth:`release`, not here.
+        """
+        return self.noise.sample(size, rng=rng) * self.spacing
+
+    def _half_width(self, alpha, n_draws):
+        # |gamma_j k_j| <= gamma_j t_j exactly when |k_j| <= t_j: the integer law's half-widths, scaled.
+        half = self.noise._half_width(alpha, n_draws)
+        return replace(half, value=np.asarray(half) * self.spacing)
 
     def release(self, value, size, gen):
         """Return gamma (round(value / gamma) + k), k drawn exactly, as exact doubles.
@@ -195,141 +248,24 @@ def _choose_spacing(ball, sensitivity, share):
     return gamma
 
 
-def _dedicated(ball, gamma):
-    """Whether LatticeKNormNoise has a dedicated (non-polytope) sampler for ``ball`` on ``gamma``."""
-    base = ball.base if isinstance(ball, ScaledBall) else ball
-    return isinstance(base, LpBall) and (base.p == 1 or (math.isinf(base.p) and len(set(gamma.tolist())) == 1))
-
-
-def _as_interval(ball):
-    """A 1-D ball is an interval [-r, r]: the l1 ball of radius r, with the exact discrete Laplace sampler.
-
-    A 1-D l_p ball is that interval exactly, for every p. Any other 1-D ball (a linear image,
-    a polytope, a count ball) lies inside [-b, b], b its certified bounding box widened by a
-    relative 1e-12 against the rounding of its product: the norm of [-b, b] is at most the
-    ball's, so its certified sensitivity stays valid there (as for the outward rational
-    polytope). The discrete Laplace then serves every rate in its range (2^-46 to 2^62 per
-    lattice unit), where the polytope sampler's N k overflowed int64 at epsilon = 1e-9 and
-    needed more denominator bits at epsilon = 1e9 (issue 21).
-    """
-    if ball.dim != 1:
-        return ball
-    base, factor = (ball.base, ball.factor) if isinstance(ball, ScaledBall) else (ball, None)
-    if isinstance(base, LpBall):
-        if base.p == 1:
-            return ball
-        interval = LpBall(1, 1, radius=base.radius)
-        return interval if factor is None else ScaledBall(interval, factor)
-    radius = float(ball.bounding_box()[0])
-    if not (math.isfinite(radius) and radius > 0):
-        return ball
-    return LpBall(1, 1, radius=math.nextafter(radius * (1 + 1e-12), math.inf))
-
-
-def _count_rows(ball):
-    """Integer rows N (and D = k) with ||u||_K = max_i N_i . u / k, exactly, for a CountBall.
-
-    With g(x) = max(||x||_inf, ||x||_1 / k) on x >= 0 (CountBall, Notes), k g(u+) is the largest
-    of 0 and a . u over P' = {k e_i} u {1_T : |T| > k} (a . u <= a . u+ as a >= 0, with equality
-    for T the positive coordinates; 1_T with |T| <= k is dominated by k e_i). Replace-one:
-    the gauge max(g(u+), g(u-)) has rows P' u -P'. Add/remove: g(u+) + g(u-) has rows a - b
-    for a, b in P' u {0} with disjoint supports, not both 0. No rounding: K' = K.
-    """
-    d, k = ball.dim, ball.l0_bound
-    eye = np.eye(d, dtype=np.int64)
-    plus = [k * e for e in eye]
-    for size in range(k + 1, d + 1):
-        for subset in itertools.combinations(range(d), size):
-            row = np.zeros(d, dtype=np.int64)
-            row[list(subset)] = 1
-            plus.append(row)
-    if ball.neighbours == "replace":
-        return np.array(plus), k
-    rows = list(plus)
-    for a in plus:
-        for b in plus:
-            if not np.any((a != 0) & (b != 0)):
-                rows.append(a - b)
-    return np.array(rows), k
-
-
-def _vote_rows(ball):
-    """Integer rows N and D with ||v||_K = max_i N_i . v / D, exactly, for a VoteBall.
-
-    The centred permutohedron Pi has gauge max over proper subsets A (|A| = s) of
-    2 sum_{i in A} y_i / (s (d - s)) (Rado's facets, VoteBall Notes). Replace-one: K = 2 Pi in
-    the released coordinates v, y = (v, -sum v), so the row of A is (1_A - [d in A] 1) / (s (d - s))
-    on v. Add/remove: y = u - t 1 with t = mean u, rows 2 (d 1_A - s 1) / (d s (d - s)), and
-    the cylinder's ends 2 |t| / (d - 1), rows +-2 1 / (d (d - 1)). D is the common denominator.
-    """
-    d = ball.stat_dim
-    flat = ball.neighbours == "replace"
-    D = math.lcm(*[(1 if flat else d) * s * (d - s) for s in range(1, d)])
-    rows = []
-    for mask in range(1, 2**d - 1):
-        A = np.array([(mask >> i) & 1 for i in range(d)], dtype=np.int64)
-        size = int(A.sum())
-        if flat:
-            rows.append((A[:-1] - A[-1]) * (D // (size * (d - size))))
-        else:
-            rows.append(2 * (d * A - size) * (D // (d * size * (d - size))))
-    if not flat:
-        rows.append(np.full(d, 2 * D // (d * (d - 1)), dtype=np.int64))
-    return np.array(rows), D
-
-
-#: An induced ball (count, vote) gets an exact rational polytope only with at most this many rows.
-_MAX_INDUCED_ROWS = 1 << 14
-
-
-def _count_polytope(ball):
-    """The exact RationalPolytope of a CountBall or VoteBall in lattice units at spacing 1, or ValueError."""
-    if isinstance(ball, VoteBall):
-        rows = 2**ball.stat_dim
-        build = _vote_rows
-    else:
-        d, k = ball.dim, ball.l0_bound
-        plus = d + sum(math.comb(d, s) for s in range(k + 1, d + 1))
-        rows = plus * (plus if ball.neighbours == "add_remove" else 1)
-        build = _count_rows
-    if rows > _MAX_INDUCED_ROWS:
-        raise ValueError(f"the ball's exact polytope would have over {_MAX_INDUCED_ROWS} rows")
-    box = np.asarray(ball.bounding_box(), dtype=float)
-    share = math.exp(math.log(float(ball.volume())) - float(np.sum(np.log(2 * box))))
-    if share < MIN_ACCEPTANCE / 100:  # the rejection from the box would accept far too rarely (pilot skipped)
-        raise ValueError(f"the ball fills {share:.2g} of its box: rejection from l_inf would accept too rarely")
-    P = RationalPolytope(*build(ball))
-    # The ball's own box is exact (1 for counts, d - 1 for votes: the l_inf sensitivities); the LP box
-    # is padded by one lattice unit, which at spacing 1 doubled the count ball's proposal box (an
-    # acceptance 2^-d lower). Rows and box are exact integers, so the tighter box is certified.
-    if np.all(box == np.round(box)) and np.all(box <= P.box):
-        P.box = box.astype(np.int64)
-    return P
-
-
 def _lattice_ball(ball, gamma):
     """The ball LatticeKNormNoise samples with: K itself, or its rational polytope K' (cached)."""
     ball = _as_interval(ball)
-    if isinstance(ball, CountBall) and ball.dim == 1:  # [-1, 1] under both relations
-        ball = LpBall(1, 1)
     if _dedicated(ball, gamma):
         return ball, gamma
-    if isinstance(ball, (CountBall, VoteBall)) and np.all(gamma == 1):
+    if np.all(gamma == 1) and _integer_rows(ball) is not None:  # count and vote balls: exact integer rows
         return _cached(("K'", _ball_key(ball), 1.0), lambda: _count_polytope(ball)), None
     key = ("K'", _ball_key(ball), tuple(gamma.tolist()))
     return _cached(key, lambda: to_rational_polytope(ball, axis_scale=gamma)), None
 
 
+@singledispatch
 def _slack(ball, gamma):
     """s(gamma) = sup_{|w_j| <= gamma_j} ||w||_K (in the lattice ball actually used), exactly.
 
-    For a block-sum norm sum_i w_i ||u_i||_{K_i} the supremum over the box separates:
-    sum_i w_i s_i(gamma_i).
+    By the type of the ball: this default computes it on the lattice ball of
+    :func:`_lattice_ball` (K or its outward rational polytope K', whose slack bounds K's).
     """
-    if isinstance(ball, BlockSumBall):
-        return sum(Fraction(w) * _slack(b, gamma[i]) for i, b, w in ball.blocks)
-    if isinstance(ball, HistogramBall):  # sup of (||w||_1 + |sum w|) / 2 over |w_j| <= gamma: w = gamma 1
-        return ball.dim * Fraction(HistogramLatticeNoise.equal_spacing(gamma))
     lattice_ball, scale = _lattice_ball(ball, gamma)
     # The slack does not depend on the rate: take about 1 per lattice unit, always inside the sampler's range
     # (the l1 / l_inf ball's radius in statistic units: 1 / gamma alone was 2^-257 per unit for bounds 2^256).
@@ -338,227 +274,26 @@ def _slack(ball, gamma):
     return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale).rounding_slack(gamma if scale is not None else 1)
 
 
-class BlockLatticeNoise:
-    """The lattice law of a block-sum norm: independent lattice laws on the blocks.
-
-    P(k) proportional to exp(-r sum_i w_i ||gamma_i k_i||_{K_i}) is the product of the laws
-    of rates r w_i on the blocks (the density factorises, :class:`BlockSumBall` Notes).
-
-    Parameters
-    ----------
-    dim : int
-        Dimension m.
-    parts : sequence of (indices, LatticeKNormNoise)
-        The blocks' coordinates and laws.
-    """
-
-    def __init__(self, dim, parts):
-        self.dim = dim
-        self.parts = tuple(parts)
-        self.sampler = "blocks: " + "; ".join(noise.sampler for _, noise in self.parts)
-
-    @property
-    def expected_acceptance(self):
-        """The smallest acceptance among the blocks' samplers."""
-        return min(noise.expected_acceptance for _, noise in self.parts)
-
-    def sample(self, size=None, *, rng=None):
-        """Draw lattice noise, int64 of shape (m,) or (*size, m), block by block.
-
-        Parameters
-        ----------
-        size : int or tuple of ints, optional
-            Number (or shape) of vectors.
-        rng : None, int, SeedSequence or Generator
-            Source of randomness (only integers are drawn).
-
-        Returns
-        -------
-        ndarray of int64
-            The noise, in lattice units.
-        """
-        gen = check_rng(rng, "BlockLatticeNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        out = np.empty((*shape, self.dim), dtype=np.int64)
-        for idx, noise in self.parts:
-            out[..., idx] = noise.sample(size, rng=gen)
-        return out
+@_slack.register
+def _(ball: BlockSumBall, gamma):
+    # For a block-sum norm sum_i w_i ||u_i||_{K_i} the supremum over the box separates: sum_i w_i s_i(gamma_i).
+    return sum(Fraction(w) * _slack(b, gamma[i]) for i, b, w in ball.blocks)
 
 
-class HistogramLatticeNoise:
-    """The lattice law of the histogram ball (replace-one counts, Joseph & Yu 2023), exactly.
-
-    Parameters
-    ----------
-    ball : HistogramBall
-        K = {v : ||v||_1 + |sum v| <= 2} in the d - 1 released coordinates.
-    gamma : float
-        The lattice spacing (equal on every coordinate; 1 for counts).
-    rate : Fraction
-        The rate r per unit of ||.||_K.
-
-    Notes
-    -----
-    With z = (k, -sum k) in Z^d, ||gamma k||_K = gamma (||k||_1 + |sum k|) / 2 = gamma ||z||_1 / 2,
-    so P(k) proportional to exp(-r ||gamma k||_K) = prod_{i < d} exp(-rho |k_i|) exp(-rho |sum k|)
-    with rho = r gamma / 2: d - 1 independent discrete Laplaces of rate rho (drawn exactly,
-    :func:`knorm.noise.discrete.discrete_laplace`, rho rounded down to a dyadic rate, which only
-    adds noise) kept with probability exp(-rho |sum k|) (an exact Bernoulli, CKS Algorithm 1, in
-    integer arithmetic): the acceptance ratio of the target to the proposal, at most 1. No float
-    decides anything. (It is d discrete Laplaces conditioned on a zero sum, the last one dropped;
-    drawing the last one and rejecting a non-zero sum, as before issue 21, accepted (1 - q) / (1 + q)
-    times less: at small rates the cost grew like 1 / epsilon.)
-
-    The acceptance E exp(-rho |S|), S the sum of the d - 1 proposals, is
-    P(sum of d = 0) (1 + q) / (1 - q) with q = exp(-rho), P(sum of d = 0) = (1/pi) int_0^pi
-    phi(t)^d dt and phi(t) = (1 - q)^2 / (1 - 2 q cos t + q^2): about 1 / sqrt(pi d) at small
-    rates whatever rho (0.18 at d = 10, 0.0018 at d = 10^5), and near 1 at large rates. A draw
-    costs about d sqrt(pi d) discrete Laplaces at most: 10^5 bins take about 2 s.
-
-    References
-    ----------
-    Joseph & Yu (2023), arXiv:2309.15790 (the count ball); Canonne, Kamath & Steinke (2020)
-    (exact discrete Laplace, Bernoulli(exp(-x))); paper Section 2 (K-norm mechanism).
-    """
-
-    def __init__(self, ball, gamma, rate):
-        self.dim = ball.dim
-        g = self._gamma = Fraction(self.equal_spacing(gamma))
-        # One coordinate gives the per-unit rate, rounded down to a dyadic (d coordinates cost d Fractions).
-        self._inner = LatticeKNormNoise(LpBall(1, 1), Fraction(rate) * g / 2)
-        self._rho = Fraction(self._inner.effective_rate)  # dyadic: s / 2^tau
-        self.effective_rate = self._rho * 2 / g
-        self.sampler = (
-            f"histogram ball: {ball.stat_dim} discrete Laplaces conditioned on a zero sum "
-            "(the last by rejection, exp(-rate |sum|))"
-        )
-        self.sampler_stats = RejectionStats()
-        self._acceptance = None
-
-    @staticmethod
-    def equal_spacing(gamma):
-        """The one spacing of ``gamma`` (the histogram ball is symmetric in its coordinates)."""
-        values = set(np.atleast_1d(np.asarray(gamma, dtype=float)).tolist())
-        if len(values) != 1:
-            raise ValueError(f"the histogram ball's lattice needs equal spacings; got {sorted(values)}")
-        return values.pop()
-
-    @property
-    def expected_acceptance(self):
-        """E exp(-rho |S|) = P(sum of d = 0) (1 + q) / (1 - q), by quadrature of the characteristic function."""
-        if self._acceptance is None:
-            self._acceptance = self._acceptance_value()
-        return self._acceptance
-
-    def _acceptance_value(self):
-        from scipy.integrate import quad
-
-        rho = float(self._rho)
-        if rho > 40:  # q < 4e-18: every proposal is 0 but for an event below 1e-16
-            return 1.0
-        q, one_q = math.exp(-rho), -math.expm1(-rho)  # 1 - q without cancellation
-        d = self.dim + 1
-        var = 2 * q / one_q**2
-
-        def f(t):  # phi(t)^d, with 1 - 2 q cos t + q^2 = (1 - q)^2 + 4 q sin^2(t / 2)
-            return math.exp(d * (2 * math.log(one_q) - math.log(one_q**2 + 4 * q * math.sin(t / 2) ** 2)))
-
-        cut = min(math.pi, 12 / math.sqrt(d * var))  # phi^d is negligible beyond 12 standard deviations
-        value = quad(f, 0, cut, limit=200)[0] + (quad(f, cut, math.pi, limit=200)[0] if cut < math.pi else 0.0)
-        return min(1.0, value / math.pi * (1 + q) / one_q)
-
-    def norm(self, k):
-        """Return ||gamma k||_K = gamma (||k||_1 + |sum k|) / 2 exactly, one Fraction per lattice point.
-
-        Parameters
-        ----------
-        k : array_like of int, shape (..., d - 1)
-            Lattice points.
-
-        Returns
-        -------
-        ndarray of Fraction (object dtype)
-            One exact norm per point (at least 1-D).
-        """
-        k = np.atleast_2d(np.asarray(k, dtype=np.int64))
-        twice = np.abs(k).sum(axis=-1) + np.abs(k.sum(axis=-1))
-        return np.array([int(v) * self._gamma / 2 for v in twice.ravel()], dtype=object).reshape(twice.shape)
-
-    def unnormalised_logpmf(self, k):
-        """Return the log of the unnormalised pmf, -effective_rate ||gamma k||_K.
-
-        Parameters
-        ----------
-        k : array_like of int, shape (..., d - 1)
-            Lattice points.
-
-        Returns
-        -------
-        ndarray of float
-            The log pmf up to its additive log normaliser, which is not computed.
-        """
-        k = np.asarray(k, dtype=np.int64)
-        twice = np.abs(k).sum(axis=-1) + np.abs(k.sum(axis=-1))
-        return -float(self.effective_rate * self._gamma / 2) * twice.astype(float)
-
-    def _keep(self, sums, gen):
-        """Bernoulli(exp(-rho |sum|)) per entry of the int64 array ``sums``, exactly.
-
-        rho |sum| = I + f / 2^tau is split in Python integers (it can exceed int64);
-        exp(-I) is drawn as I Bernoulli(exp(-1)) all true, in chunks below 2^62.
-        """
-        num, den = self._rho.numerator, self._rho.denominator
-        prods = [abs(int(v)) * num for v in sums.tolist()]
-        whole = [p // den for p in prods]
-        frac = np.array([p - w * den for p, w in zip(prods, whole)], dtype=np.int64)
-        keep = discrete._bernoulli_exp_frac(frac, den, gen)
-        left = np.array(whole, dtype=object)
-        chunk = 1 << 62
-        while keep.any() and any(left[keep] > 0):
-            idx = np.flatnonzero(keep & (left > 0))
-            step = np.array([min(int(v), chunk) for v in left[idx]], dtype=np.int64)
-            keep[idx] &= discrete._bernoulli_exp_int(step, gen)
-            left[idx] -= step
-        return keep
-
-    def sample(self, size=None, *, rng=None):
-        """Draw lattice noise, int64 of shape (d - 1,) or (*size, d - 1).
-
-        Parameters
-        ----------
-        size : int or tuple of ints, optional
-            Number (or shape) of vectors.
-        rng : None, int, SeedSequence or Generator
-            Source of randomness (only integers are drawn).
-
-        Returns
-        -------
-        ndarray of int64
-            The noise, in lattice units.
-        """
-        gen = check_rng(rng, "HistogramLatticeNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        n = math.prod(shape)
-        acc = max(self.expected_acceptance, MIN_ACCEPTANCE)
-        num, den = self._rho.numerator, self._rho.denominator  # the proposals' one rate, dyadic
-        out = np.empty((n, self.dim), dtype=np.int64)
-        have = proposed = 0
-        while have < n:
-            batch = int(min(max(16, 1.2 * (n - have) / acc), max(16, (1 << 22) // self.dim)))
-            z = discrete._discrete_laplace(num, den, batch * self.dim, gen).reshape(batch, self.dim)
-            keep = z[self._keep(z.sum(axis=1), gen)]
-            take = min(len(keep), n - have)
-            out[have : have + take] = keep[:take]
-            have, proposed = have + take, proposed + batch
-            self.sampler_stats.proposed += batch
-            self.sampler_stats.accepted += len(keep)
-            if proposed > 64 * n / acc + (1 << 20):
-                raise RuntimeError("HistogramLatticeNoise: far fewer acceptances than expected; refusing to loop on.")
-        return out.reshape(*shape, self.dim)
+@_slack.register
+def _(ball: HistogramBall, gamma):
+    # sup of (||w||_1 + |sum w|) / 2 over |w_j| <= gamma: w = gamma 1.
+    return ball.dim * Fraction(HistogramLatticeNoise.equal_spacing(gamma))
 
 
+@singledispatch
 def lattice_noise(ball, gamma, rate):
     """Return the exact lattice law P(k) proportional to exp(-rate ||diag(gamma) k||_K).
+
+    The law is chosen by the type of the ball (this default: one
+    :class:`~knorm.noise.lattice.LatticeKNormNoise` on K or its rational polytope K';
+    block-sum norms get a :class:`~knorm.noise.lattice_laws.BlockLatticeNoise`, the
+    histogram ball a :class:`~knorm.noise.lattice_laws.HistogramLatticeNoise`).
 
     Parameters
     ----------
@@ -571,16 +306,23 @@ def lattice_noise(ball, gamma, rate):
 
     Returns
     -------
-    LatticeKNormNoise or BlockLatticeNoise
+    NoiseLaw
         The law; ``sample`` returns int64 lattice units.
     """
-    if isinstance(ball, BlockSumBall):
-        parts = [(i, lattice_noise(b, gamma[i], rate * Fraction(w))) for i, b, w in ball.blocks]
-        return BlockLatticeNoise(ball.dim, parts)
-    if isinstance(ball, HistogramBall):
-        return HistogramLatticeNoise(ball, gamma, rate)
     lattice_ball, scale = _lattice_ball(ball, gamma)
     return LatticeKNormNoise(lattice_ball, rate, axis_scale=scale)
+
+
+@lattice_noise.register
+def _(ball: BlockSumBall, gamma, rate):
+    # The density factorises over blocks: independent laws of rates rate w_i (BlockSumBall Notes).
+    parts = [(i, lattice_noise(b, gamma[i], rate * Fraction(w))) for i, b, w in ball.blocks]
+    return BlockLatticeNoise(ball.dim, parts, scale=float(1 / Fraction(rate)))
+
+
+@lattice_noise.register
+def _(ball: HistogramBall, gamma, rate):
+    return HistogramLatticeNoise(ball, gamma, rate)
 
 
 def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=False):
@@ -714,9 +456,7 @@ _CACHE_SIZE = 128
 _LOCK = threading.RLock()
 
 
-def _ball_key(ball):
-    key = ball.cache_key
-    return ("instance", ball) if key is None else key
+_ball_key = ball_key
 
 
 def _cached(key, build):

@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
 
 from knorm._validation import check_count, check_probability, param_error
-from knorm.geometry import LinearImage, LpBall, NormBall, ScaledBall
-from knorm.mechanisms.lattice import _ball_key, lattice_noise
-from knorm.noise import KNormNoise
+from knorm.geometry import NormBall
+from knorm.noise.law import MC_DRAWS, NoiseLaw
 from knorm.sensitivity import Sensitivity
 
 __all__ = ["Intervals", "Release"]
 
-# Draws of the public noise law for Monte Carlo intervals, and their fixed seed (the law
-# is public: the intervals are then a deterministic function of the release).
-_MC_DRAWS, _MC_SEED = 40_000, 20_261_123
-# Monte Carlo draws of public noise laws, kept per law (a few MB at most).
-_DRAWS: OrderedDict = OrderedDict()
-_MAX_DRAWS = 8
-_DRAWS_LOCK = threading.Lock()
+# Draws of the public noise law for Monte Carlo intervals (their fixed seed is the law's: MC_SEED).
+_MC_DRAWS = MC_DRAWS
 
 
 @dataclass(frozen=True)
@@ -112,6 +102,13 @@ class Release:
         For a lattice release (:mod:`knorm.mechanisms.lattice`), the spacings gamma_j: the
         value is gamma times an integer vector, exactly; None for continuous noise and
         for post-processed values (the parent records the spacing of its release).
+    noise_law : NoiseLaw or None, default None
+        The public law of the noise V of an additive release R = T + V
+        (:class:`~knorm.noise.KNormNoise`, a lattice law, or
+        :class:`~knorm.noise.law.ZeroNoise` inside ``nonprivate()``), from which
+        :meth:`conf_int` takes its half-widths; None when the value is not the statistic
+        plus noise (objective perturbation) and for post-processed values (the parent
+        keeps it). A law holds no data; it is left out of ``repr`` and of comparisons.
 
     Examples
     --------
@@ -140,6 +137,7 @@ class Release:
     parent: Release | None = None
     transform: Callable | None = None
     lattice_spacing: np.ndarray | None = None
+    noise_law: NoiseLaw | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         value = np.asarray(self.value)
@@ -204,6 +202,7 @@ class Release:
             parent=root,
             transform=chain,
             lattice_spacing=None,  # g(value) is not on the parent's lattice in general
+            noise_law=None,  # g(R) - g(T) does not follow the parent's law: intervals go through the parent
         )
 
     def conf_int(self, alpha=0.05, *, n_draws=_MC_DRAWS):
@@ -228,17 +227,13 @@ class Release:
         with probability 1 - alpha when t_j is the (1 - alpha)-quantile of |V_j|. These
         intervals cover the dataset's statistic T (the noise), not a population parameter.
 
-        * l1 balls (Laplace coordinates of scale b): t = b log(1 / alpha), exactly; on a
-          lattice (discrete Laplace coordinates of rate a per unit gamma) the smallest
-          m gamma with P(|k| > m) = 2 q^(m+1) / (1 + q) <= alpha, q = exp(-a).
-        * l_inf balls: V_j = R U_j with R ~ Gamma(m + 1, b) and U_j uniform on [-1, 1]
-          (paper appendix, l_inf sampler, errata item 4), so
-          P(|V_j| > t) = E[(1 - t/R)^+] = Q(m + 1, t/b) - (t / (m b)) Q(m, t/b), with Q the
-          regularised upper incomplete gamma function; t is found by root finding.
-        * other balls: Monte Carlo quantiles of the public law (the lattice law for a
-          lattice release) (a fixed seed, so the
-          intervals are a deterministic function of the release), whose tail probability
-          has standard error sqrt(alpha (1 - alpha) / n_draws).
+        * t comes from the release's ``noise_law``
+          (:meth:`~knorm.noise.law.NoiseLaw.marginal_half_width`): exact where the law's
+          marginals have a closed form (Laplace coordinates of l1 balls; l_inf balls, paper
+          appendix l_inf sampler and errata item 4; discrete Laplace coordinates on a
+          lattice, conservative), else Monte Carlo quantiles of public draws of the law at a
+          fixed seed (so the intervals are a deterministic function of the release), whose
+          tail probability has standard error sqrt(alpha (1 - alpha) / n_draws).
         * post-processed values g(T): for a positive coordinatewise scaling g (a transform
           with a ``coordinate_scale``, such as a mean from a sum over a public n), the
           parent's intervals scaled; otherwise the public law pushed through g, the
@@ -246,9 +241,10 @@ class Release:
           plug-in otherwise).
         """
         alpha = check_probability(alpha, "alpha", "Release.conf_int")
-        if self.mechanism != "K-norm" and (self.parent is None or self.parent.mechanism != "K-norm"):
+        root = self if self.parent is None else self.parent
+        if root.noise_law is None:
             raise ValueError(
-                f"Release.conf_int covers additive K-norm releases only; this one is {self.mechanism!r}, whose "
+                f"Release.conf_int covers additive K-norm releases only; this one is {root.mechanism!r}, whose "
                 "output is not the statistic plus the noise. Use the estimator's conf_int (for example "
                 "LogisticRegression.conf_int)."
             )
@@ -257,22 +253,9 @@ class Release:
             raise param_error("n_draws", "Release.conf_int", "an int >= 1", n_draws)
         if self.parent is not None:
             return self._pushed_intervals(alpha, n_draws)
-        if self.lattice_spacing is not None:
-            half = _lattice_half_width(self.ball, self.noise_scale, self.lattice_spacing, alpha)
-        else:
-            half = _closed_form_half_width(self.ball, self.noise_scale, alpha)
-        if half is not None:
-            return Intervals(self.value - half, self.value + half, alpha, "closed form")
-        draws = self._noise_draws(n_draws)
-        half = np.quantile(np.abs(draws), 1 - alpha, axis=0).reshape(self.value.shape)
-        return Intervals(self.value - half, self.value + half, alpha, "Monte Carlo", _mc_error(alpha, n_draws))
-
-    def _noise_draws(self, n_draws):
-        if self.noise_scale == 0:  # released inside nonprivate(): no noise
-            return np.zeros((n_draws, self.ball.dim))
-        spacing = None if self.lattice_spacing is None else tuple(np.asarray(self.lattice_spacing).tolist())
-        key = (_ball_key(self.ball), spacing, float(self.noise_scale), int(n_draws))
-        return _public_draws(key, self.ball)
+        half = root.noise_law.marginal_half_width(alpha, n_draws=n_draws)
+        t = np.asarray(half)  # shape (m,): broadcast over the rows of a batch release
+        return Intervals(self.value - t, self.value + t, alpha, half.method, half.mc_error)
 
     def _pushed_intervals(self, alpha, n_draws):
         parent, transform = self.parent, self.transform
@@ -281,13 +264,18 @@ class Release:
         if scale is not None:  # g(T) = s * T coordinatewise (s > 0): the parent's intervals, scaled
             base = parent.conf_int(alpha, n_draws=n_draws)
             return replace(base, lower=base.lower * scale, upper=base.upper * scale)
-        draws = parent._noise_draws(n_draws)
+        assert parent.noise_law is not None  # checked in conf_int
+        draws = parent.noise_law.public_draws(n_draws)
         base = np.asarray(parent.value)
         pushed = np.asarray(transform(base.reshape(-1)[None, :] - draws.reshape(n_draws, -1)))
         lower, upper = np.quantile(pushed, [alpha / 2, 1 - alpha / 2], axis=0)
         shape = np.shape(self.value)
         return Intervals(
-            lower.reshape(shape), upper.reshape(shape), alpha, "Monte Carlo (pushed through)", _mc_error(alpha, n_draws)
+            lower.reshape(shape),
+            upper.reshape(shape),
+            alpha,
+            "Monte Carlo (pushed through)",
+            math.sqrt(alpha * (1 - alpha) / n_draws),
         )
 
     def __repr__(self):
@@ -307,89 +295,6 @@ class _Compose:
 
     def __call__(self, x):
         return self.second(self.first(x))
-
-
-def _public_draws(key, ball):
-    """Draws of the public noise law at the fixed seed _MC_SEED, cached per law.
-
-    Only public quantities enter (the ball, spacing, scale and count), so every release of
-    the same law gets the same draws, and intervals over many releases (a coverage study,
-    repeated queries) pay for the Monte Carlo once. The array is returned read-only.
-    """
-    with _DRAWS_LOCK:
-        if key in _DRAWS:
-            _DRAWS.move_to_end(key)
-            return _DRAWS[key]
-    _, spacing, scale, n_draws = key
-    if spacing is not None:
-        gamma = np.asarray(spacing)
-        draws = lattice_noise(ball, gamma, Fraction(1.0 / scale)).sample(n_draws, rng=_MC_SEED) * gamma
-    else:
-        draws = KNormNoise(ball, scale).public_law_sample(n_draws, seed=_MC_SEED)
-    draws.setflags(write=False)
-    with _DRAWS_LOCK:
-        _DRAWS[key] = draws
-        while len(_DRAWS) > _MAX_DRAWS:
-            _DRAWS.popitem(last=False)
-    return draws
-
-
-def _mc_error(alpha, n_draws):
-    return math.sqrt(alpha * (1 - alpha) / max(n_draws, 1))
-
-
-def _closed_form_half_width(ball, scale, alpha):
-    """Half-widths t_j with P(|V_j| > t_j) = alpha, for balls with closed-form marginals."""
-    if scale == 0:
-        return np.zeros(ball.dim)
-    if ball.dim == 1:  # in 1-D every K-norm law is Laplace, of scale b h_K(1)
-        return np.array([scale * float(np.ravel(ball.support([1.0]))[0]) * math.log(1 / alpha)])
-    factors = np.ones(ball.dim)
-    while isinstance(ball, (ScaledBall, LinearImage)):
-        if isinstance(ball, LinearImage):
-            if not ball._diagonal:
-                return None
-            factors = factors * np.abs(np.diag(ball.matrix))
-        else:
-            factors = factors * ball.factor
-        ball = ball.base
-    if not isinstance(ball, LpBall):
-        return None
-    b = scale * ball.radius
-    if ball.p == 1:  # Laplace marginals
-        return factors * b * math.log(1 / alpha)
-    if math.isinf(ball.p):
-        m = ball.dim
-
-        def tail(t):
-            x = t / b
-            return special.gammaincc(m + 1, x) - x / m * special.gammaincc(m, x) - alpha
-
-        t = optimize.brentq(tail, 0.0, b * (m + 1 + 50 * math.sqrt(m + 1)), xtol=1e-12 * b)
-        return factors * t
-    return None
-
-
-def _lattice_half_width(ball, scale, spacing, alpha):
-    """Half-widths for lattice l1 (or 1-D) noise: discrete Laplace coordinates, exactly.
-
-    A coordinate k of rate a has P(|k| > m) = 2 q^(m+1) / (1 + q), q = exp(-a); the
-    smallest integer m with that tail at most alpha gives the (conservative) half-width
-    m gamma.
-    """
-    if scale == 0:
-        return np.zeros(ball.dim)
-    if ball.dim == 1:
-        rho = float(np.ravel(ball.support([1.0]))[0])
-    elif isinstance(ball, LpBall) and ball.p == 1:
-        rho = ball.radius
-    else:
-        return None
-    a = spacing / (scale * rho)  # rate per lattice unit
-    q = np.exp(-a)
-    # 2 q^(m+1) / (1 + q) <= alpha  <=>  m >= log(alpha (1 + q) / 2) / log(q) - 1
-    m = np.maximum(np.ceil(np.log(alpha * (1 + q) / 2) / np.log(q) - 1), 0)
-    return m * spacing
 
 
 def ball_name(ball):

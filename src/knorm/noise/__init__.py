@@ -2,6 +2,19 @@
 
 from knorm.noise.distribution import KNormNoise
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
+from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
+from knorm.noise.law import HalfWidth, NoiseLaw, ZeroNoise
 from knorm.noise.samplers import sample_knorm
 
-__all__ = ["KNormNoise", "LatticeKNormNoise", "RationalPolytope", "sample_knorm", "to_rational_polytope"]
+__all__ = [
+    "BlockLatticeNoise",
+    "HalfWidth",
+    "HistogramLatticeNoise",
+    "KNormNoise",
+    "LatticeKNormNoise",
+    "NoiseLaw",
+    "RationalPolytope",
+    "ZeroNoise",
+    "sample_knorm",
+    "to_rational_polytope",
+]

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import math
+from functools import singledispatch
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
 from scipy.special import gammaln
 
 from knorm._validation import check_count, check_positive, check_probability, check_rng, check_vectors
+from knorm.geometry import LinearImage, LpBall, ScaledBall
 from knorm.geometry.base import NormBall
+from knorm.noise.law import NoiseLaw, ball_key
 from knorm.noise.samplers import sample_knorm, sampler_name
 
 __all__ = ["KNormNoise"]
 
+# The one sampler with a rejection step (uniform points of K), for expected_acceptance.
+_UNIFORM_K = "gamma(m+1) x uniform(K)"
 
-class KNormNoise:
+
+class KNormNoise(NoiseLaw):
     """K-norm noise V on R^m with density exp(-||v||_K / scale) / (m! vol(K) scale^m).
 
     For a mechanism with privacy budget eps and sensitivity Delta, ``scale`` is
@@ -39,6 +45,11 @@ class KNormNoise:
     * Var(V'e | V in span(e)) = m (m+1) scale^2 / ||e||_K^2 for ||e||_2 = 1, and
       Var(|V'e| | ...) = m scale^2 / ||e||_K^2: errata item 2 (the printed
       m Delta / (eps^2 ||e||_K) is wrong).
+    * marginal half-widths (:meth:`marginal_half_width`): for l1 balls Laplace
+      coordinates, t = scale log(1 / alpha); for l_inf balls V_j = R U_j with
+      R ~ Gamma(m + 1, scale) (paper appendix, l_inf sampler; errata item 4); in 1-D
+      the Laplace law of scale ``scale`` h_K(1); scalings and diagonal linear images
+      carry these through. Other balls: Monte Carlo from public draws.
 
     Examples
     --------
@@ -69,6 +80,25 @@ class KNormNoise:
     def acceptance_rate(self):
         """Acceptance rate of the ball's rejection sampler so far (nan if none ran)."""
         return self.ball.sampler_stats.acceptance_rate
+
+    @property
+    def expected_acceptance(self):
+        """1 for the direct samplers (l_p balls, their scalings and linear images), else the rate observed so far.
+
+        The uniform sampler of a general ball may reject (from its bounding box); its
+        acceptance is then known only from the draws made so far (nan before any).
+        """
+        return self.acceptance_rate if self.sampler == _UNIFORM_K else 1.0
+
+    @property
+    def cache_key(self):
+        """('KNormNoise', the ball's key, scale): equal keys are the same law."""
+        return ("KNormNoise", ball_key(self.ball), self.scale)
+
+    def _closed_half_width(self, alpha):
+        if self.dim == 1:  # in 1-D every K-norm law is Laplace, of scale b h_K(1)
+            return np.array([self.scale * float(np.ravel(self.ball.support([1.0]))[0]) * math.log(1 / alpha)])
+        return _marginal_half_width(self.ball, self.scale, alpha)
 
     def log_volume(self):
         """Return log vol(K) of the unit ball, computed once and cached.
@@ -111,28 +141,6 @@ class KNormNoise:
         return sample_knorm(self.ball, self.scale, math.prod(shape), gen).reshape(*shape, self.dim)
 
     rvs = sample
-
-    def public_law_sample(self, size, *, seed):
-        """Draw from the public noise law for Monte Carlo computations that use no data.
-
-        The same law as :meth:`sample`, with a fixed ``seed`` so that functionals of the
-        law (quantiles, moments) are deterministic. It is named apart so that a reader
-        never mistakes it for a release: releases go through
-        :meth:`knorm.mechanisms.KNormMechanism.release`.
-
-        Parameters
-        ----------
-        size : int
-            Number of draws.
-        seed : int, SeedSequence or Generator
-            A fixed source of randomness.
-
-        Returns
-        -------
-        ndarray of shape (size, dim)
-            Draws of the noise law, for Monte Carlo functionals of the law only.
-        """
-        return self.sample(size, rng=seed)
 
     # -- density ------------------------------------------------------------
     def _log_normaliser(self):
@@ -258,3 +266,47 @@ class KNormNoise:
 
     def __repr__(self):
         return f"KNormNoise({self.ball!r}, scale={self.scale:g})"
+
+
+@singledispatch
+def _marginal_half_width(ball, scale, alpha):
+    """Half-widths t_j with P(|V_j| > t_j) = alpha for K-norm noise of ``scale`` on ``ball``, or None.
+
+    Chosen by the type of the ball (as :func:`~knorm.noise.sample_knorm` chooses a sampler);
+    a ball without a registered closed form gets None, and its law a Monte Carlo half-width.
+    """
+    return None
+
+
+@_marginal_half_width.register
+def _(ball: LpBall, scale, alpha):
+    b = scale * ball.radius
+    if ball.p == 1:  # Laplace marginals of scale b
+        return np.full(ball.dim, b * math.log(1 / alpha))
+    if math.isinf(ball.p):
+        # V_j = R U_j, R ~ Gamma(m + 1, b), U_j uniform on [-1, 1] (paper appendix, l_inf sampler; errata
+        # item 4), so P(|V_j| > t) = E[(1 - t/R)^+] = Q(m + 1, t/b) - (t / (m b)) Q(m, t/b).
+        m = ball.dim
+
+        def tail(t):
+            x = t / b
+            return special.gammaincc(m + 1, x) - x / m * special.gammaincc(m, x) - alpha
+
+        t = optimize.brentq(tail, 0.0, b * (m + 1 + 50 * math.sqrt(m + 1)), xtol=1e-12 * b)
+        return np.full(m, t)
+    return None
+
+
+@_marginal_half_width.register
+def _(ball: ScaledBall, scale, alpha):
+    # exp(-||v||_{cK} / s) = exp(-||v||_K / (c s))
+    return _marginal_half_width(ball.base, scale * ball.factor, alpha)
+
+
+@_marginal_half_width.register
+def _(ball: LinearImage, scale, alpha):
+    # V = A W with W the law on the base: a diagonal A scales each coordinate by |A_jj|.
+    if not ball._diagonal:
+        return None
+    base = _marginal_half_width(ball.base, scale, alpha)
+    return None if base is None else np.abs(np.diag(ball.matrix)) * base

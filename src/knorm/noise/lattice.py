@@ -50,6 +50,7 @@ from knorm.geometry import (
 )
 from knorm.noise import discrete
 from knorm.noise.discrete import INT64_MAX
+from knorm.noise.law import NoiseLaw, ball_key
 from knorm.noise.linf import linf_latent, linf_sampler
 
 __all__ = ["LatticeKNormNoise", "RationalPolytope", "to_rational_polytope"]
@@ -644,7 +645,7 @@ def _proposal_box(D, box, rate):
     return best
 
 
-class LatticeKNormNoise:
+class LatticeKNormNoise(NoiseLaw):
     """The lattice K-norm law P(k) proportional to exp(-r ||k||_K) on Z^d, sampled exactly.
 
     Parameters
@@ -1075,6 +1076,35 @@ class LatticeKNormNoise:
         if self.polytope is not None:
             return self.polytope.rounding_slack([gj / aj for gj, aj in zip(g, scale)])
         return (sum(g) if self.sampler.startswith("l1") else max(g)) / self._rho
+
+    # -- the noise-law interface (knorm.noise.law) ---------------------------------------
+    @property
+    def scale(self):
+        """1 / effective_rate: the law is proportional to exp(-||gamma k||_K / scale) (statistic units)."""
+        return float(1 / self.effective_rate)
+
+    @property
+    def cache_key(self):
+        """The ball's key, the effective rate and the spacings: equal keys are the same law."""
+        return ("LatticeKNormNoise", ball_key(self.ball), self.effective_rate, self.axis_scale)
+
+    def _closed_half_width(self, alpha):
+        """Discrete Laplace coordinates (l1, and l_inf in 1-D): the smallest m with P(|k_j| > m) <= alpha.
+
+        A coordinate of rate a per lattice unit, q = exp(-a), has P(k) = (1 - q) q^|k| / (1 + q)
+        (the discrete Laplace of Canonne, Kamath & Steinke 2020), so P(|k| > m) = 2 q^(m+1) / (1 + q)
+        (two geometric tails); m >= log(alpha (1 + q) / 2) / log(q) - 1 gives at most alpha, in
+        lattice units. The l1 law is a product of such coordinates (class Notes, l1).
+        """
+        if self.sampler.startswith("l1"):
+            rates = self._coord_rates
+        elif self.sampler.startswith("l_inf") and self.dim == 1:
+            rates = [self._unit]
+        else:
+            return None
+        a = np.array([float(r) for r in rates])
+        q = np.exp(-a)
+        return np.maximum(np.ceil(np.log(alpha * (1 + q) / 2) / np.log(q) - 1), 0)
 
     def __repr__(self):
         return f"LatticeKNormNoise({self.ball!r}, rate={self.rate}, sampler={self.sampler!r})"
