@@ -15,9 +15,12 @@ from knorm._seeds import fingerprint, new_salt, state_key
 from knorm._validation import check_positive, check_probability, check_rng, check_vectors, param_error
 from knorm.exceptions import ConvergenceError, PrivacyWarning
 from knorm.geometry import LpBall, NormBall
-from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law, check_spacing, choose_spacing
-from knorm.mechanisms.release import Release, ball_name
+from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, check_spacing, choose_spacing
+from knorm.mechanisms.release import Release
+from knorm.mechanisms.release import ball_name as _ball_name
+from knorm.mechanisms.statistic import ExactSum
 from knorm.noise import KNormNoise
+from knorm.noise.zero import ZeroNoise
 from knorm.sensitivity import Sensitivity
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
@@ -164,6 +167,7 @@ class KNormMechanism:
                 "(SensitivitySpace.outer_hull) or pass unsafe_allow_estimated_sensitivity=True."
             )
         self.ball = ball
+        self._unsafe = bool(unsafe_allow_estimated_sensitivity)
         self.epsilon = check_positive(epsilon, "epsilon", "KNormMechanism")
         self.sensitivity = as_certified(
             sensitivity, "KNormMechanism", unsafe_allow_estimated_sensitivity=unsafe_allow_estimated_sensitivity
@@ -232,13 +236,28 @@ class KNormMechanism:
         """
         return self.noise.sample(size, rng=check_rng(rng, "KNormMechanism.sample_noise"))
 
-    def release(self, value, *, rng=None, accountant=None, label="K-norm release"):
+    def release(
+        self,
+        value,
+        *,
+        rng=None,
+        accountant=None,
+        label="K-norm release",
+        ball_name=None,
+        gain=math.nan,
+        names=(),
+        note="",
+    ):
         """Release ``value`` plus K-norm noise: the one additive release path.
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m)
-            The statistic T(X); each row gets independent noise.
+        value : array_like of shape (m,) or (k, m), or ExactSum
+            The statistic T(X); each row gets independent noise. An
+            :class:`~knorm.mechanisms.statistic.ExactSum` (the exact sums of
+            :mod:`knorm.stats` and :mod:`knorm.models`) is rounded here: on a lattice
+            release to the lattice, exactly, and the noise then also covers its certified
+            computation error (Casacuberta et al. 2022); else to binary64.
         rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
             Source of the noise. None draws fresh entropy from the operating system:
             use it to publish. Anything else is a fixed seed, identified by the state of
@@ -255,26 +274,77 @@ class KNormMechanism:
             (``PrivacyWarning``).
         label : str, default "K-norm release"
             What is released, for the ledger and the record.
+        ball_name : str, optional
+            The name of the ball in the record (default: from the ball itself).
+        gain : float, default nan
+            The gain over Laplace to record (:func:`~knorm.mechanisms.choose_mechanism`
+            computes it).
+        names : tuple of str, default ()
+            Names of the coordinates of the value.
+        note : str, default ""
+            Appended to the record's ``sampler``: how the ball was chosen, when that is
+            worth stating (a switch of ball and its cost).
 
         Returns
         -------
         Release
             The published value with its privacy terms; ``np.asarray(release)`` is the value.
         """
-        value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
+        owner = "KNormMechanism.release"
+        mechanism, value, notes = self._resolve(value, note, owner)
+        value = check_vectors(value, self.dim, "value", owner)
         rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
         size = None if value.ndim == 1 else value.shape[:-1]
-        lattice = None if _NONPRIVATE.get() else self.lattice
-        return self._publish(
-            (lambda gen: lattice.release(value, size, gen))
-            if lattice
-            else (lambda gen: value + self._noise(gen, size)),
+        law = mechanism._law()
+        return mechanism._publish(
+            (lambda gen: law.release(value, size, gen))
+            if isinstance(law, LatticeLaw)
+            else (lambda gen: value + law.sample(size, rng=gen)),
             epsilon=self.epsilon * rows,
             rng=rng,
             accountant=accountant,
             label=label,
-            owner="KNormMechanism.release",
+            owner=owner,
+            record=dict(ball_name=ball_name, gain=gain, names=tuple(names), notes=notes),
         )
+
+    def _law(self):
+        """The noise law of the releases: the one place where the non-private mode is decided.
+
+        Inside :func:`nonprivate` it is the zero law (no noise, scale 0); else the exact
+        lattice law where there is one, else the continuous law (with its caveat).
+        """
+        if _NONPRIVATE.get():
+            return ZeroNoise(self.dim)
+        return self.lattice or self.noise
+
+    def _resolve(self, value, note, owner):
+        """(the mechanism that releases, the value as an array, the notes for the record).
+
+        An :class:`ExactSum` is rounded on this mechanism's lattice in exact arithmetic; its
+        certified computation error e is then covered by a mechanism of the same ball,
+        lattice and epsilon whose noise covers Delta + e (the sensitivity stays Delta).
+        """
+        notes = (note,) if note else ()
+        if not isinstance(value, ExactSum):
+            return self, value, notes
+        law = self._law()
+        if not isinstance(law, LatticeLaw):  # continuous or non-private: the value rounded once to binary64
+            return self, value.resolve(), notes
+        rounded, error = value.on_lattice(law.spacing, self.ball)
+        notes = (value.note, *notes)
+        if not error:
+            return self, rounded, notes
+        covering = KNormMechanism(
+            self.ball,
+            self.sensitivity,
+            self.epsilon,
+            sampler="lattice",  # never a silent change of sampler
+            lattice_spacing=law.spacing,
+            computation_error=self.computation_error + error,
+            unsafe_allow_estimated_sensitivity=self._unsafe,
+        )
+        return covering, rounded, notes
 
     def release_objective(
         self,
@@ -336,7 +406,7 @@ class KNormMechanism:
         Returns
         -------
         Release
-            The published theta + W (``value``), with ``mechanism='objective perturbation'``
+            The published theta + W (``value``), with ``method='objective perturbation'``
             and the whole ``epsilon`` as its budget.
 
         Raises
@@ -346,7 +416,7 @@ class KNormMechanism:
         """
         owner = "KNormMechanism.release_objective"
         epsilon = check_positive(epsilon, "epsilon", owner)
-        if _NONPRIVATE.get():  # the noise-free limit: V = 0, exact minimiser, no output noise
+        if isinstance(self._law(), ZeroNoise):  # the noise-free limit: V = 0, exact minimiser, no output noise
             return self._publish(
                 lambda gen: np.asarray(minimise(np.zeros(self.dim))[0], dtype=float),
                 epsilon=epsilon,
@@ -354,7 +424,7 @@ class KNormMechanism:
                 accountant=accountant,
                 label=label,
                 owner=owner,
-                mechanism="objective perturbation",
+                method="objective perturbation",
             )
         gamma = check_positive(strong_convexity, "strong_convexity", owner)
         tau = check_positive(gradient_tolerance, "gradient_tolerance", owner)
@@ -405,24 +475,24 @@ class KNormMechanism:
             accountant=accountant,
             label=label,
             owner=owner,
-            mechanism="objective perturbation",
+            method="objective perturbation",
             describe=describe,
         )
 
-    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, mechanism="K-norm", describe=None):
+    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None):
         """Apply the privacy rules, then draw the noise: every release goes through here.
 
         The rules, in order: the accountant is checked and charged (with the mechanism's
         description and the seed, whose state it fingerprints under its secret salt and
         refuses to see twice), or, without one, a fixed seed earns a PrivacyWarning (on
         every release from an explicit seed, and on every reuse of a Generator's state in
-        this process); only then is noise drawn and the value built.
+        this process); only then is noise drawn and the value built. Inside
+        :func:`nonprivate` nothing is charged and the record says so.
         """
         gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
+        record = dict(record or {}, method=method, describe=describe)
         if _NONPRIVATE.get():
-            return self._record(
-                draw(gen), epsilon=math.inf, label=label, entry=None, mechanism=mechanism, noiseless=True
-            )
+            return self._record(draw(gen), epsilon=math.inf, label=label, entry=None, noiseless=True, **record)
         if accountant is not None and not callable(getattr(accountant, "spend", None)):
             raise TypeError(
                 f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
@@ -430,20 +500,28 @@ class KNormMechanism:
             )
         entry = None
         if accountant is not None:
-            entry = accountant.spend(epsilon, label, mechanism=f"{mechanism}: {self!r}", seed=rng)
+            entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
         elif rng is not None:
             _warn_fixed_seed(rng, gen)
-        return self._record(
-            draw(gen), epsilon=epsilon, label=label, entry=entry, mechanism=mechanism, describe=describe
-        )
+        return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, **record)
 
-    def _noise(self, gen, size):
-        if _NONPRIVATE.get():
-            return np.zeros(self.dim if size is None else (*size, self.dim))
-        return self.noise.sample(size, rng=gen)
-
-    def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False, describe=None):
-        lattice = None if noiseless or mechanism != "K-norm" else self._lattice
+    def _record(
+        self,
+        value,
+        *,
+        epsilon,
+        label,
+        entry,
+        method,
+        noiseless=False,
+        describe=None,
+        ball_name=None,
+        gain=math.nan,
+        names=(),
+        notes=(),
+    ):
+        """Build the one Release of a draw: nothing downstream edits it."""
+        lattice = None if noiseless or method != "K-norm" else self._lattice
         caveats: tuple[str, ...]
         spacing = None if lattice is None else lattice.spacing
         if noiseless:
@@ -456,18 +534,22 @@ class KNormMechanism:
         else:
             why = f" ({self._lattice_reason})" if self._lattice_reason else ""
             sampler, caveats = f"continuous, binary64 ({self.noise.sampler})", (_FLOAT_CAVEAT + why,)
+        if notes and not noiseless:
+            sampler = "; ".join((sampler, *notes))
         return Release(
             value=value,
             epsilon=epsilon,
             ball=self.ball,
-            ball_name=ball_name(self.ball),
+            ball_name=ball_name or _ball_name(self.ball),
             sensitivity=self.sensitivity,
             noise_scale=0.0 if noiseless else (lattice.sensitivity if lattice else self._covered) / self.epsilon,
             label=str(label),
             ledger_entry=entry,
-            mechanism=mechanism,
+            method=method,
             sampler=sampler,
             caveats=caveats,
+            gain=gain,
+            names=tuple(names),
             lattice_spacing=spacing,
         )
 

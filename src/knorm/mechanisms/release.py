@@ -91,9 +91,10 @@ class Release:
         What was released.
     ledger_entry : LedgerEntry or None, default None
         The accountant's entry for this release, when one was charged.
-    mechanism : str, default 'K-norm'
-        'K-norm' (additive, paper Proposition "K-Norm Mechanism") or 'objective
-        perturbation' (paper Algorithm "Extended Objective Perturbation").
+    method : str, default 'K-norm'
+        How the value was made: 'K-norm' (the statistic plus noise, paper Proposition
+        "K-Norm Mechanism") or 'objective perturbation' (paper Algorithm "Extended
+        Objective Perturbation").
     sampler : str, default ''
         How the noise was drawn.
     caveats : tuple of str, default ()
@@ -132,7 +133,7 @@ class Release:
     noise_scale: float
     label: str
     ledger_entry: object = None
-    mechanism: str = "K-norm"
+    method: str = "K-norm"
     sampler: str = ""
     caveats: tuple = field(default=())
     gain: float = math.nan
@@ -246,9 +247,9 @@ class Release:
           plug-in otherwise).
         """
         alpha = check_probability(alpha, "alpha", "Release.conf_int")
-        if self.mechanism != "K-norm" and (self.parent is None or self.parent.mechanism != "K-norm"):
+        if self.method != "K-norm" and (self.parent is None or self.parent.method != "K-norm"):
             raise ValueError(
-                f"Release.conf_int covers additive K-norm releases only; this one is {self.mechanism!r}, whose "
+                f"Release.conf_int covers additive K-norm releases only; this one is {self.method!r}, whose "
                 "output is not the statistic plus the noise. Use the estimator's conf_int (for example "
                 "LogisticRegression.conf_int)."
             )

@@ -467,7 +467,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         public_n = self.neighbours == "replace"
         privacy = {
             "epsilon": f"{release.epsilon:g}",
-            "mechanism": release.mechanism,
+            "method": release.method,
             "norm": f"{self.norm_} ({release.ball_name})",
             "sensitivity": f"{release.sensitivity.value:g} ({release.sensitivity.kind})",
             "noise scale": f"{release.noise_scale:.4g}",
