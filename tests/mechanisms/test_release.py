@@ -22,7 +22,13 @@ SRC = Path(knorm.__file__).parent
 
 # Modules allowed to draw K-norm noise: the noise layer itself, the ball samplers, and the
 # one release path.
-_NOISE_MODULES = ("noise/", "geometry/", "mechanisms/knorm_mechanism.py", "mechanisms/lattice.py")
+_NOISE_MODULES = (
+    "noise/",
+    "geometry/",
+    "mechanisms/knorm_mechanism.py",
+    "mechanisms/objective.py",
+    "mechanisms/lattice.py",
+)
 # Calls that draw K-norm noise.
 _NOISE_FUNCTIONS = {"sample_knorm", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"}
 _NOISE_METHODS = {"sample_noise"}

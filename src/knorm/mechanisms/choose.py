@@ -438,7 +438,7 @@ def _rank(space, candidates, reduce, budget, limit, progress, cache, gen, owner)
         raise ValueError(f"No candidate of {owner} has a certified sensitivity: {skipped}")
     report = rank_mechanisms(mechs)
     timing: dict = {}
-    order = []
+    order: list = []
     for row in report.rows:
         name = row["name"]
         if budget is not None and not order:  # time candidates until the first fast one; the rest follow it
@@ -479,7 +479,9 @@ def _log_volume_l1(mechs, lv, space, evidence):
 def _pick(ranking, eps, prefer_lattice, integer, share, owner):
     """The mechanism at ``eps``: the volume-best eligible candidate, or the first with the lattice law asked for."""
     first = ranking.order[0]
-    chosen, mechanism, why = None, None, ""
+    chosen: tuple | None = None
+    mechanism: KNormMechanism | None = None
+    why = ""
     if integer:
         why = "has no exact integer sampler at this size"
         for cand in ranking.order:
@@ -510,6 +512,7 @@ def _pick(ranking, eps, prefer_lattice, integer, share, owner):
                 if other.lattice is not None:
                     chosen, mechanism = cand, other
                     break
+    assert chosen is not None and mechanism is not None
     name, _, _, factor = chosen
     note = ""
     if name != first[0]:

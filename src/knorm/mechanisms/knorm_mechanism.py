@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import itertools
 import math
-import threading
-import warnings
 
 import numpy as np
 
-from knorm._seeds import fingerprint, new_salt, state_key
-from knorm._validation import check_positive, check_probability, check_rng, check_vectors, param_error
-from knorm.exceptions import ConvergenceError, PrivacyWarning
-from knorm.geometry import LpBall, NormBall
-from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, check_spacing, choose_spacing
+from knorm._validation import check_positive, check_rng, check_vectors, param_error
+from knorm.geometry import NormBall
+from knorm.mechanisms._mode import nonprivate, nonprivate_active, warn_fixed_seed
+from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, check_spacing
+from knorm.mechanisms.objective import FLOAT_CAVEAT, GRADIENT_TOLERANCE, OUTPUT_SHARE, release_objective
 from knorm.mechanisms.release import Release
 from knorm.mechanisms.release import ball_name as _ball_name
 from knorm.mechanisms.statistic import ExactSum
 from knorm.noise import KNormNoise
 from knorm.noise.zero import ZeroNoise
-from knorm.sensitivity import Sensitivity
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
 __all__ = [
@@ -32,50 +26,8 @@ __all__ = [
     "nonprivate_active",
 ]
 
-#: Certified tolerance on ||grad F||_2 of a perturbed objective (sum form) before it is published.
-GRADIENT_TOLERANCE = 1e-8
-#: Share of epsilon that objective perturbation spends on the output noise covering that tolerance.
-OUTPUT_SHARE = 0.01
-# Fingerprints of the states drawn from without an accountant in this process (see _warn_fixed_seed).
-_PROCESS_SALT = new_salt()
-_SEEN: set = set()
-_SEEN_LOCK = threading.Lock()
-_WARNINGS = itertools.count(1)
-# True inside ``nonprivate()``: releases add no noise and charge nothing.
-_NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
 _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
-
-_FLOAT_CAVEAT = "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
 _SAMPLERS = ("auto", "lattice", "continuous")
-_OBJECTIVE_CAVEAT = (
-    "objective-perturbation noise V drawn in binary64; the published value lies on a lattice (its support does not "
-    "depend on the data), but the proof of objective perturbation is for real-valued V"
-)
-
-
-_MIN_OUTPUT_RADIUS = 2.0**-26
-
-
-def _output_lattice(dim, radius, epsilon):
-    """The lattice law of approximate minima perturbation's output noise W (l_inf ball).
-
-    With R the rounding to gamma Z^m, ||R(theta) - R(theta*)||_inf <= r + s where
-    r = tau / gamma bounds ||theta - theta*||_2 >= ||.||_inf and s = max_j gamma_j is the
-    rounding slack; the chain of release_objective's proof, once on each neighbour,
-    needs rate (2 r + 2 s) <= eps_W, so the law is built with Delta = 2 r + s (to which
-    the builder adds s once more).
-    """
-    ball = LpBall(dim, math.inf)
-    # A larger radius is still a bound; the floor keeps the lattice coarse enough that any
-    # |theta| up to about 2^14 (scaled coordinates) stays in the exact range |theta / gamma| < 2^52 (the noise, of
-    # scale 2^-25 / eps_W, is negligible beside the coefficients').
-    radius = max(radius, _MIN_OUTPUT_RADIUS)
-    try:
-        spacing = choose_spacing(ball, 2.0 * radius)
-        delta = math.nextafter(2.0 * radius + float(np.max(spacing)), math.inf)
-        return build_lattice_law(ball, delta, epsilon, spacing=spacing)
-    except ValueError:  # LatticeUnavailable, or no lattice within the exact integer range: continuous
-        return None
 
 
 class KNormMechanism:
@@ -314,7 +266,7 @@ class KNormMechanism:
         Inside :func:`nonprivate` it is the zero law (no noise, scale 0); else the exact
         lattice law where there is one, else the continuous law (with its caveat).
         """
-        if _NONPRIVATE.get():
+        if nonprivate_active():
             return ZeroNoise(self.dim)
         return self.lattice or self.noise
 
@@ -414,69 +366,16 @@ class KNormMechanism:
         ConvergenceError
             If the optimiser stopped above the certified tolerance (the charge stands).
         """
-        owner = "KNormMechanism.release_objective"
-        epsilon = check_positive(epsilon, "epsilon", owner)
-        if isinstance(self._law(), ZeroNoise):  # the noise-free limit: V = 0, exact minimiser, no output noise
-            return self._publish(
-                lambda gen: np.asarray(minimise(np.zeros(self.dim))[0], dtype=float),
-                epsilon=epsilon,
-                rng=rng,
-                accountant=accountant,
-                label=label,
-                owner=owner,
-                method="objective perturbation",
-            )
-        gamma = check_positive(strong_convexity, "strong_convexity", owner)
-        tau = check_positive(gradient_tolerance, "gradient_tolerance", owner)
-        share = check_probability(output_share, "output_share", owner)
-        if self.epsilon >= (1.0 - share) * epsilon:
-            raise ValueError(
-                f"The 'epsilon' parameter of {owner} must exceed the noise's epsilon {self.epsilon:g} divided by "
-                f"1 - output_share = {1 - share:g} (the noise spends q (1 - output_share) epsilon). Got {epsilon!r} instead."
-            )
-        radius = tau / gamma
-        lattice = None if self.sampler == "continuous" else _output_lattice(self.dim, radius, share * epsilon)
-        describe: tuple
-        if lattice is None:
-            output = KNormMechanism(
-                LpBall(self.dim, 2),
-                Sensitivity(2.0 * radius, "bound", "2 tau / gamma: strong convexity (approximate minima perturbation)"),
-                share * epsilon,
-                sampler="continuous",
-            )
-            describe = (
-                f"objective perturbation: V continuous ({self.noise.sampler}), output noise continuous (l2)",
-                (_FLOAT_CAVEAT,),
-            )
-        else:
-            describe = (
-                f"objective perturbation: V continuous ({self.noise.sampler}); the published theta rounded to a "
-                f"lattice plus exact lattice noise ({lattice.noise.sampler})",
-                (_OBJECTIVE_CAVEAT,),
-                lattice.spacing,
-            )
-
-        def draw(gen):
-            theta, gradient_norm = minimise(self.noise.sample(rng=gen))
-            if not gradient_norm <= tau:
-                # The norm reached is computed from the data: kept off the message, for the curator only.
-                raise ConvergenceError(
-                    f"The perturbed objective was not minimised to the certified tolerance ||grad||_2 <= {tau:g}, "
-                    "so nothing was published; the epsilon charged stays spent. Raise max_iter or lower tol.",
-                    curator_only_gradient_norm=float(gradient_norm),
-                )
-            theta = np.asarray(theta, dtype=float)
-            return theta + output.noise.sample(rng=gen) if lattice is None else lattice.release(theta, None, gen)
-
-        return self._publish(
-            draw,
+        return release_objective(
+            self,
+            minimise,
             epsilon=epsilon,
+            strong_convexity=strong_convexity,
+            gradient_tolerance=gradient_tolerance,
+            output_share=output_share,
             rng=rng,
             accountant=accountant,
             label=label,
-            owner=owner,
-            method="objective perturbation",
-            describe=describe,
         )
 
     def _publish(self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None):
@@ -491,7 +390,7 @@ class KNormMechanism:
         """
         gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
         record = dict(record or {}, method=method, describe=describe)
-        if _NONPRIVATE.get():
+        if nonprivate_active():
             return self._record(draw(gen), epsilon=math.inf, label=label, entry=None, noiseless=True, **record)
         if accountant is not None and not callable(getattr(accountant, "spend", None)):
             raise TypeError(
@@ -502,7 +401,7 @@ class KNormMechanism:
         if accountant is not None:
             entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
         elif rng is not None:
-            _warn_fixed_seed(rng, gen)
+            warn_fixed_seed(rng, gen)
         return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, **record)
 
     def _record(
@@ -533,7 +432,7 @@ class KNormMechanism:
             sampler, caveats = lattice.sampler, ()
         else:
             why = f" ({self._lattice_reason})" if self._lattice_reason else ""
-            sampler, caveats = f"continuous, binary64 ({self.noise.sampler})", (_FLOAT_CAVEAT + why,)
+            sampler, caveats = f"continuous, binary64 ({self.noise.sampler})", (FLOAT_CAVEAT + why,)
         if notes and not noiseless:
             sampler = "; ".join((sampler, *notes))
         return Release(
@@ -634,76 +533,3 @@ class KNormMechanism:
     def __repr__(self):
         extra = "" if self.sampler == "auto" else f", sampler={self.sampler!r}"
         return f"KNormMechanism({self.ball!r}, sensitivity={self.sensitivity.value:g}, epsilon={self.epsilon:g}{extra})"
-
-
-def _warn_fixed_seed(rng, gen):
-    """Warn about a release without an accountant from a fixed seed, or from a Generator state seen before.
-
-    An explicit seed (an int, a sequence of ints, a SeedSequence) is fixed by construction,
-    and a process cannot tell whether it was used yesterday, elsewhere: it warns on every
-    release. A Generator is the recommended source, which advances as it draws, so a
-    warning on each of its releases would teach users to ignore the warning; it warns
-    when its state was already drawn from in this process, that is, on each reuse. The
-    states seen are kept as HMAC-SHA256 fingerprints under a random salt of this process
-    (32 bytes each), never the states themselves.
-    """
-    fp = fingerprint(_PROCESS_SALT, state_key(gen))
-    with _SEEN_LOCK:
-        seen = fp in _SEEN
-        _SEEN.add(fp)
-    explicit = not isinstance(rng, (np.random.Generator, np.random.BitGenerator))
-    if not (explicit or seen):
-        return
-    what = "a fixed seed" if explicit else "a Generator in a state already drawn from in this process"
-    # Numbered, so that Python's default filter (once per message and place) shows every one of them.
-    number = next(_WARNINGS)
-    warnings.warn(
-        f"A release was drawn from {what}, with no accountant to record it"
-        f"{' (and this seed was used before in this process)' if seen and explicit else ''}. Fixed seeds are for "
-        "tests and reproducible examples: two releases with the same seed on neighbouring data draw the same noise, "
-        "and their difference reveals the exact difference of the statistics. Publish with rng=None (fresh OS "
-        f"entropy), or charge a PrivacyAccountant, which refuses a seed it has seen. (Fixed-seed warning {number} "
-        "of this process.)",
-        PrivacyWarning,
-        stacklevel=4,
-    )
-
-
-@contextlib.contextmanager
-def nonprivate():
-    """Within this block, releases are NOT private: no noise is added and no budget charged.
-
-    The explicit noise-free limit, for tests of the arithmetic (a fit inside it equals the
-    non-private estimator) and for experiments that need the limit epsilon -> inf. Every
-    :class:`Release` made inside has ``epsilon = inf``, ``noise_scale = 0`` and a
-    'NON-PRIVATE' caveat, so it cannot be mistaken for a private one. Epsilon = inf itself
-    is refused everywhere.
-
-    Yields
-    ------
-    None
-
-    Examples
-    --------
-    >>> from knorm.geometry import LpBall
-    >>> with nonprivate():
-    ...     release = KNormMechanism(LpBall(2, 1), 1.0, 1.0).release([3.0, 4.0])
-    >>> release.value.tolist(), release.epsilon
-    ([3.0, 4.0], inf)
-    """
-    token = _NONPRIVATE.set(True)
-    try:
-        yield
-    finally:
-        _NONPRIVATE.reset(token)
-
-
-def nonprivate_active():
-    """Return whether releases are currently non-private (inside :func:`nonprivate`).
-
-    Returns
-    -------
-    bool
-        True inside the block, where releases add no noise and charge nothing.
-    """
-    return _NONPRIVATE.get()
