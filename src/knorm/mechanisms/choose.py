@@ -106,8 +106,9 @@ class MechanismChoice:
             The full statistic T(X) (its released coordinates are taken for a flat one),
             or an :class:`~knorm.mechanisms.statistic.ExactSum` when nothing is reduced.
         n_records : int, optional
-            Unused here (the release itself never needs it); accepted so that callers can
-            pass the same arguments to :meth:`expand`.
+            The public number of records: needed for a flat statistic whose reduction
+            adds a per-record constant (replace-one neighbours), to rebuild the full
+            statistic.
         rng : None, int, SeedSequence or Generator
             Source of the noise.
         accountant : PrivacyAccountant, optional
@@ -115,34 +116,50 @@ class MechanismChoice:
         label : str, default "K-norm release"
             What is released.
         names : tuple of str, default ()
-            Names of the released coordinates.
+            Names of the coordinates of the full statistic.
 
         Returns
         -------
         Release
-            From :meth:`KNormMechanism.release`, in the released coordinates, with this
-            choice's name, gain and note; rebuild the full statistic with :meth:`expand`
-            (post-processing).
+            From :meth:`KNormMechanism.release`, with this choice's name, gain and note.
+            For a flat statistic it is the full statistic rebuilt exactly from the
+            released coordinates (a post-processing: its ``parent`` is the release of
+            those coordinates).
         """
-        del n_records
+        red = self.reduction
+        if red is None:
+            return self.mechanism.release(
+                value,
+                rng=rng,
+                accountant=accountant,
+                label=label,
+                ball_name=self.name,
+                gain=self.gain,
+                names=names,
+                note=self.note,
+            )
         if isinstance(value, ExactSum):
-            if self.reduction is not None:
-                raise TypeError(
-                    "MechanismChoice.release takes an ExactSum only when nothing is reduced: its exact rounding is "
-                    "in the full coordinates. Choose with reduce=False, or pass the statistic as an array."
-                )
-        else:
-            value = self.reduce(value)
-        return self.mechanism.release(
-            value,
+            raise TypeError(
+                "MechanismChoice.release takes an ExactSum only when nothing is reduced: its exact rounding is "
+                "in the full coordinates. Choose with reduce=False, or pass the statistic as an array."
+            )
+        if n_records is None and red.needs_n:  # checked before anything is charged
+            raise param_error(
+                "n_records",
+                "MechanismChoice.release",
+                "the public number of records, which the flat statistic's reconstruction needs",
+                None,
+            )
+        raw = self.mechanism.release(
+            self.reduce(value),
             rng=rng,
             accountant=accountant,
             label=label,
             ball_name=self.name,
             gain=self.gain,
-            names=names,
             note=self.note,
         )
+        return raw.postprocess(_Expansion(red, n_records), names=names)
 
     def expand(self, released, n_records=None):
         """Return the full statistic from released coordinates (exact post-processing).
@@ -181,6 +198,17 @@ class MechanismChoice:
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Expansion:
+    """The exact map from the released coordinates of a flat statistic to all of them (post-processing)."""
+
+    reduction: AffineReduction
+    n_records: int | None
+
+    def __call__(self, v):
+        return self.reduction.expand(v, self.n_records)
 
 
 def _candidates(space, build_hull, time_limit, progress, cache, rng):
@@ -457,7 +485,9 @@ def _rank(space, candidates, reduce, budget, limit, progress, cache, gen, owner)
         raise ValueError(f"No candidate of {owner} samples within time_budget={budget:g} s: {skipped}")
     lv = {r["name"]: r["log_volume"] for r in report.rows}
     lv_l1 = _log_volume_l1(mechs, lv, work, evidence)
-    return _Ranking(tuple(order), report, timing, skipped, work.reduction, evidence, lv_l1, lv)
+    # reduce=False: the caller releases in the space's own coordinates (and rebuilds any others itself).
+    reduction = work.reduction if reduce else None
+    return _Ranking(tuple(order), report, timing, skipped, reduction, evidence, lv_l1, lv)
 
 
 def _log_volume_l1(mechs, lv, space, evidence):
