@@ -210,7 +210,8 @@ def auto_norm(p, neighbours="replace", statistic="paper"):
     # l1 is always a candidate (with the cheap certified bound of _certified) so that the
     # gain against Laplace is not computed from a costly l1 sensitivity of the whole space.
     candidates.setdefault("l1", _ball("l1", p, *key))
-    return choose_mechanism(space, 1.0, candidates, rng=_FLOOR_SEED).name
+    # No timing: the candidates were admitted by their measured cost above, so the choice is deterministic.
+    return choose_mechanism(space, 1.0, candidates, time_budget=None, rng=_FLOOR_SEED, owner="auto_norm").name
 
 
 @functools.lru_cache(maxsize=64)
