@@ -61,18 +61,18 @@ def test_release_charges_before_releasing(make):
 def test_entries_record_every_field(make):
     acc = make(1.0)
     before = datetime.now(timezone.utc)
-    first = acc.spend(0.5, "mean", mechanism="l2 K-norm, sensitivity 2", seed=123)
+    first = acc.spend(0.5, "mean", description="l2 K-norm, sensitivity 2", seed=123)
     second = acc.spend(0.25, 7)  # labels are stored as str, as before
     after = datetime.now(timezone.utc)
     assert first == LedgerEntry(
         position=0,
         epsilon=0.5,
         label="mean",
-        mechanism="l2 K-norm, sensitivity 2",
+        description="l2 K-norm, sensitivity 2",
         time=first.time,
         fixed_seed=True,
     )
-    assert (second.position, second.label, second.mechanism, second.fixed_seed) == (1, "7", "", False)
+    assert (second.position, second.label, second.description, second.fixed_seed) == (1, "7", "", False)
     assert before <= first.time <= second.time <= after and first.time.tzinfo == timezone.utc
     assert acc.ledger == [first, second]  # what is stored is what spend returned
     with pytest.raises(AttributeError):

@@ -36,8 +36,8 @@ def test_opening_never_creates(path):
 
 def test_entries_persist_across_sessions(path):
     with PrivacyAccountant.create(path, total_epsilon=1.0) as acc:
-        acc.spend(0.25, "mean", mechanism="l2 K-norm", seed=7)
-        acc.spend(0.5, "regression", mechanism="K_T functional mechanism")
+        acc.spend(0.25, "mean", description="l2 K-norm", seed=7)
+        acc.spend(0.5, "regression", description="K_T functional mechanism")
         written = acc.ledger
     with PrivacyAccountant.open(path) as later:  # a new session takes the stored total
         assert later.total_epsilon == 1.0 and later.ledger == written and later.spent == 0.75

@@ -91,10 +91,15 @@ def test_counts_and_votes_release_in_their_affine_span(kind, k):
     assert choice.name == "hull" and choice.mechanism.dim == k - 1
     assert choice.reduction.released.tolist() == list(range(k - 1))
     with nonprivate():  # the arithmetic: the reduction is undone exactly
-        exact = choice.expand(choice.release(T), n_records=n)
-    np.testing.assert_allclose(exact, T, rtol=1e-12)
-    noisy = choice.expand(choice.release(T, rng=SEED + 1), n_records=n)
-    assert noisy.shape == (k,) and noisy.sum() == pytest.approx(n * per, rel=1e-12)
+        exact = choice.release(T, n_records=n)
+    np.testing.assert_allclose(exact.value, T, rtol=1e-12)
+    noisy = choice.release(T, n_records=n, rng=SEED + 1)
+    assert noisy.value.shape == (k,) and noisy.value.sum() == pytest.approx(n * per, rel=1e-12)
+    # The full statistic is a post-processing of the released coordinates, and they are its parent.
+    assert noisy.parent.value.shape == (k - 1,) and noisy.epsilon == noisy.parent.epsilon == 1.0
+    np.testing.assert_array_equal(choice.expand(noisy.parent, n_records=n), noisy.value)
+    with pytest.raises(ValueError, match="'n_records' parameter"):
+        choice.release(T, rng=SEED + 2)
 
 
 def test_votes_known_only_by_their_support_function():
@@ -102,7 +107,7 @@ def test_votes_known_only_by_their_support_function():
     space = SensitivitySpace.from_support(k, vote_support, exact=True, record_point=np.arange(k, dtype=float))
     choice = choose_mechanism(space, 1.0, rng=SEED, time_limit=0.5, progress=False)
     assert choice.mechanism.dim == k - 1 and "flat" in choice.evidence["reduction"]
-    out = choice.expand(choice.release(np.full(k, 10 * (k - 1) / 2), rng=SEED), n_records=10)
+    out = choice.release(np.full(k, 10 * (k - 1) / 2), n_records=10, rng=SEED).value
     assert out.sum() == pytest.approx(10 * k * (k - 1) / 2)
     # l1's sensitivity is a certified bound here (block bound), said so in the evidence.
     assert choice.evidence["l1_sensitivity"].startswith("bound")

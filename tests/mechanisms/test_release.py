@@ -22,7 +22,13 @@ SRC = Path(knorm.__file__).parent
 
 # Modules allowed to draw K-norm noise: the noise layer itself, the ball samplers, and the
 # one release path.
-_NOISE_MODULES = ("noise/", "geometry/", "mechanisms/knorm_mechanism.py", "mechanisms/lattice.py")
+_NOISE_MODULES = (
+    "noise/",
+    "geometry/",
+    "mechanisms/knorm_mechanism.py",
+    "mechanisms/objective.py",
+    "mechanisms/lattice.py",
+)
 # Calls that draw K-norm noise.
 _NOISE_FUNCTIONS = {"sample_knorm", "laplace_noise", "l2_noise", "linf_noise", "lp_noise", "uniform_times_gamma"}
 _NOISE_METHODS = {"sample_noise"}
@@ -198,7 +204,7 @@ def test_objective_release_refuses_less_than_the_noise_budget():
     with pytest.raises(ValueError, match="'epsilon' parameter of KNormMechanism.release_objective must exceed"):
         mech.release_objective(lambda v: (v, 0.0), epsilon=0.5, strong_convexity=1.0)
     release = mech.release_objective(lambda v: (np.zeros(2), 0.0), epsilon=1.0, strong_convexity=1.0, rng=SEED)
-    assert release.mechanism == "objective perturbation" and release.epsilon == 1.0
+    assert release.method == "objective perturbation" and release.epsilon == 1.0
     # The output noise covering the certified radius tau / gamma is tiny but present.
     assert 0 < np.abs(release.value).max() < 1e-5
 

@@ -476,7 +476,7 @@ def test_published_fit_meets_the_certified_tolerance(data):
 
     with mock.patch.object(KNormMechanism, "release_objective", spy):
         clf = LogisticRegression(classes=[0, 1], bounds_X=(-1, 1)).fit(X, y)
-    assert seen["grad"] <= 1e-8 and clf.release_.mechanism == "objective perturbation"
+    assert seen["grad"] <= 1e-8 and clf.release_.method == "objective perturbation"
 
 
 def test_huge_epsilon_is_refused_not_underflowed(data):

@@ -91,7 +91,7 @@ class PrivacyAccountant:
     Examples
     --------
     >>> acc = PrivacyAccountant(1.0)
-    >>> entry = acc.spend(0.25, "mean", mechanism="l2 K-norm, sensitivity 2")
+    >>> entry = acc.spend(0.25, "mean", description="l2 K-norm, sensitivity 2")
     >>> entry.position, entry.epsilon, acc.remaining
     (0, 0.25, 0.75)
     >>> acc.spend(1.0, "regression")
@@ -307,7 +307,7 @@ class PrivacyAccountant:
         """The ledger file, an absolute ``pathlib.Path``, or None in memory."""
         return self._store.path
 
-    def spend(self, epsilon, label="", *, mechanism="", seed=None):
+    def spend(self, epsilon, label="", *, description="", seed=None):
         """Charge ``epsilon`` for the release ``label``, or raise without charging anything.
 
         Call it before releasing: the release may go ahead only if it returns.
@@ -318,8 +318,8 @@ class PrivacyAccountant:
             The release's privacy loss, in (0, inf).
         label : str, default ''
             What is released (stored with ``str``).
-        mechanism : str, default ''
-            A description of the mechanism making the release (stored with ``str``).
+        description : str, default ''
+            How the release is made: its mechanism, ball and sensitivity (stored with ``str``).
         seed : None, int, sequence of int, SeedSequence, BitGenerator or Generator, default None
             The ``rng`` the release draws its noise from, not yet drawn from. None means
             fresh entropy from the operating system. Anything else is a fixed seed,
@@ -385,7 +385,7 @@ class PrivacyAccountant:
         # inf is the non-private limit: no finite budget can pay for it (check_positive refuses it).
         epsilon = check_positive(epsilon, "epsilon", "PrivacyAccountant.spend")
         key, legacy = _seed_keys(seed)
-        return self._store.append(epsilon, str(label), str(mechanism), key, legacy)
+        return self._store.append(epsilon, str(label), str(description), key, legacy)
 
     # -- life cycle -------------------------------------------------------------------------------------------
     def close(self):

@@ -49,8 +49,8 @@ class LedgerEntry:
         The epsilon charged, in (0, inf).
     label : str
         What was released.
-    mechanism : str
-        A description of the mechanism that made the release ('' if none was given).
+    description : str
+        How the release was made: its mechanism, ball and sensitivity ('' if none was given).
     time : datetime.datetime
         When the charge was accepted (just before the release), timezone-aware, in UTC.
     fixed_seed : bool, default False
@@ -63,7 +63,7 @@ class LedgerEntry:
     position: int
     epsilon: float
     label: str
-    mechanism: str
+    description: str
     time: datetime
     fixed_seed: bool = False
 

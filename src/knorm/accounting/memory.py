@@ -47,7 +47,7 @@ class MemoryLedger:
 
     closed = False
 
-    def append(self, epsilon, label, mechanism, seed_key=None, legacy=None):
+    def append(self, epsilon, label, description, seed_key=None, legacy=None):
         """Check the charge and record it, atomically.
 
         Parameters
@@ -56,8 +56,8 @@ class MemoryLedger:
             The charge, validated by the accountant.
         label : str
             What is released.
-        mechanism : str
-            A description of the mechanism.
+        description : str
+            How the release is made.
         seed_key : bytes or None, default None
             The state the release draws from (:func:`knorm._seeds.state_key`), or None for
             fresh entropy; fingerprinted here under this ledger's salt.
@@ -84,7 +84,7 @@ class MemoryLedger:
                 position=len(self._entries),
                 epsilon=epsilon,
                 label=label,
-                mechanism=mechanism,
+                description=description,
                 time=datetime.now(timezone.utc),
                 fixed_seed=fp is not None,
             )

@@ -13,7 +13,7 @@ File layout (format 'knorm-privacy-ledger', version 1):
   back exactly), ledger_id (a random UUID telling this ledger from a later one at the
   same path), created (ISO 8601, UTC) and salt (the secret key of the seed fingerprints,
   hex; a file written before it existed gets one, by an INSERT, when it is next opened);
-- ``entries(position, epsilon, label, mechanism, time, seed_fingerprint)``, with
+- ``entries(position, epsilon, label, mechanism (the description), time, seed_fingerprint)``, with
   ``seed_fingerprint`` UNIQUE (HMAC-SHA256 of the seed's state under the salt, see
   :mod:`knorm._seeds`; unsalted in entries written before the salt), and triggers that
   abort any UPDATE or DELETE of either table.
@@ -327,7 +327,7 @@ class SQLiteLedger:
         return meta
 
     # -- the ledger -----------------------------------------------------------------------------------------
-    def append(self, epsilon, label, mechanism, seed_key=None, legacy=None):
+    def append(self, epsilon, label, description, seed_key=None, legacy=None):
         """Check the charge and record it, atomically.
 
         Parameters
@@ -336,8 +336,8 @@ class SQLiteLedger:
             The charge, validated by the accountant.
         label : str
             What is released.
-        mechanism : str
-            A description of the mechanism.
+        description : str
+            How the release is made.
         seed_key : bytes or None, default None
             The state the release draws from (:func:`knorm._seeds.state_key`), or None for
             fresh entropy; fingerprinted here under the file's salt.
@@ -367,13 +367,13 @@ class SQLiteLedger:
                     position=len(epsilons),
                     epsilon=epsilon,
                     label=label,
-                    mechanism=mechanism,
+                    description=description,
                     time=datetime.now(timezone.utc),
                     fixed_seed=fp is not None,
                 )
                 conn.execute(
                     "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)",
-                    (entry.position, epsilon, label, mechanism, entry.time.isoformat(), fp),
+                    (entry.position, epsilon, label, description, entry.time.isoformat(), fp),
                 )
                 conn.execute("COMMIT")
             except sqlite3.DatabaseError as err:  # e.g. the file was made read-only since it was opened
@@ -404,7 +404,7 @@ class SQLiteLedger:
                     position=pos,
                     epsilon=eps,
                     label=label,
-                    mechanism=mech,
+                    description=mech,
                     time=datetime.fromisoformat(time),
                     fixed_seed=bool(fixed),
                 )

@@ -299,7 +299,7 @@ def release_dict(release):
     return {
         "value": np.asarray(release.value).tolist(),
         "epsilon": release.epsilon,
-        "mechanism": release.mechanism,
+        "method": release.method,
         "ball": release.ball_name,
         "sensitivity": {"value": release.sensitivity.value, "kind": release.sensitivity.kind},
         "noise_scale": release.noise_scale,

@@ -56,7 +56,7 @@ def add_parser(sub, parser_class):
     create.set_defaults(func=run_create)
     for name, help_text, func in (
         ("show", "print the total, the spent and the remaining budget", run_show),
-        ("ledger", "print every charge: epsilon, label, time, mechanism, whether its seed was fixed", run_ledger),
+        ("ledger", "print every charge: epsilon, label, time, description, whether its seed was fixed", run_ledger),
     ):
         q = actions.add_parser(
             name, help=help_text, epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -120,7 +120,7 @@ def run_ledger(args):
             "epsilon": e.epsilon,
             "label": e.label,
             "time": e.time.isoformat(),
-            "mechanism": e.mechanism,
+            "description": e.description,
             "fixed_seed": e.fixed_seed,
         }
         for e in entries

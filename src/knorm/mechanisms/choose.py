@@ -12,8 +12,10 @@ are released and the others rebuilt exactly (:mod:`knorm.sensitivity.reduction`)
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -22,11 +24,13 @@ from knorm.geometry.base import LowAcceptanceError, NormBall
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.compare import RankingReport, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
+from knorm.mechanisms.lattice import LatticeUnavailable, choose_spacing
+from knorm.mechanisms.statistic import ExactSum
 from knorm.sensitivity import SensitivitySpace
 from knorm.sensitivity.hull import TIME_LIMIT, certified_hull
 from knorm.sensitivity.reduction import AffineReduction
 
-__all__ = ["MechanismChoice", "choose_mechanism", "default_candidates"]
+__all__ = ["MIN_COUNT_RATE", "MechanismChoice", "choose_mechanism", "default_candidates"]
 
 
 @dataclass
@@ -59,6 +63,9 @@ class MechanismChoice:
         How the choice was made: the hull build (method, exactness, seconds, cache,
         sandwich), every qhull failure met ('qhull_errors'), the reduction, and how the
         l1 sensitivity behind ``gain`` was obtained.
+    note : str, default ""
+        A switch away from the volume-best candidate (``prefer_lattice``, ``integer``)
+        and its cost in epsilon; the release's ``sampler`` states it.
     """
 
     name: str
@@ -69,6 +76,7 @@ class MechanismChoice:
     gain: float = math.nan
     reduction: AffineReduction | None = None
     evidence: dict = field(default_factory=dict)
+    note: str = ""
 
     def reduce(self, value):
         """Return the coordinates the mechanism releases, from the full statistic.
@@ -89,31 +97,69 @@ class MechanismChoice:
             return value
         return red.reduce(value)
 
-    def release(self, value, *, n_records=None, rng=None, accountant=None, label="K-norm release"):
+    def release(self, value, *, n_records=None, rng=None, accountant=None, label="K-norm release", names=()):
         """Release the statistic with the chosen mechanism (the one release path).
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m)
-            The full statistic T(X) (its released coordinates are taken for a flat one).
+        value : array_like of shape (m,) or (k, m), or ExactSum
+            The full statistic T(X) (its released coordinates are taken for a flat one),
+            or an :class:`~knorm.mechanisms.statistic.ExactSum` when nothing is reduced.
         n_records : int, optional
-            Unused here (the release itself never needs it); accepted so that callers can
-            pass the same arguments to :meth:`expand`.
+            The public number of records: needed for a flat statistic whose reduction
+            adds a per-record constant (replace-one neighbours), to rebuild the full
+            statistic.
         rng : None, int, SeedSequence or Generator
             Source of the noise.
         accountant : PrivacyAccountant, optional
             Charged before the noise is drawn.
         label : str, default "K-norm release"
             What is released.
+        names : tuple of str, default ()
+            Names of the coordinates of the full statistic.
 
         Returns
         -------
         Release
-            From :meth:`KNormMechanism.release`, in the released coordinates; rebuild the
-            full statistic with :meth:`expand` (post-processing).
+            From :meth:`KNormMechanism.release`, with this choice's name, gain and note.
+            For a flat statistic it is the full statistic rebuilt exactly from the
+            released coordinates (a post-processing: its ``parent`` is the release of
+            those coordinates).
         """
-        del n_records
-        return self.mechanism.release(self.reduce(value), rng=rng, accountant=accountant, label=label)
+        red = self.reduction
+        if red is None:
+            return self.mechanism.release(
+                value,
+                rng=rng,
+                accountant=accountant,
+                label=label,
+                ball_name=self.name,
+                gain=self.gain,
+                names=names,
+                note=self.note,
+            )
+        if isinstance(value, ExactSum):
+            raise TypeError(
+                "MechanismChoice.release takes an ExactSum only when nothing is reduced: its exact rounding is "
+                "in the full coordinates. Choose with reduce=False, or pass the statistic as an array."
+            )
+        if n_records is None and red.needs_n:  # checked before anything is charged
+            raise param_error(
+                "n_records",
+                "MechanismChoice.release",
+                "the public number of records, which the flat statistic's reconstruction needs",
+                None,
+            )
+        raw = self.mechanism.release(
+            self.reduce(value),
+            rng=rng,
+            accountant=accountant,
+            label=label,
+            ball_name=self.name,
+            gain=self.gain,
+            note=self.note,
+        )
+        return raw.postprocess(_Expansion(red, n_records), names=names)
 
     def expand(self, released, n_records=None):
         """Return the full statistic from released coordinates (exact post-processing).
@@ -149,7 +195,20 @@ class MechanismChoice:
             )
         lines += [f"qhull failure: {e}" for e in self.evidence.get("qhull_errors", [])]
         lines += [f"skipped {k}: {v}" for k, v in self.skipped.items()]
+        if self.note:
+            lines.append(f"note: {self.note}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Expansion:
+    """The exact map from the released coordinates of a flat statistic to all of them (post-processing)."""
+
+    reduction: AffineReduction
+    n_records: int | None
+
+    def __call__(self, v):
+        return self.reduction.expand(v, self.n_records)
 
 
 def _candidates(space, build_hull, time_limit, progress, cache, rng):
@@ -211,27 +270,58 @@ def choose_mechanism(
     epsilon,
     candidates=None,
     *,
+    prefer_lattice=False,
+    integer=False,
+    rounding_share=None,
+    key=None,
+    reduce=True,
     time_budget=0.05,
     time_limit=TIME_LIMIT,
     progress=None,
     cache=True,
     rng=None,
+    owner="choose_mechanism",
 ):
-    """Pick the best exactly-sampleable K-norm mechanism for a sensitivity space.
+    """Pick the best exactly-sampleable K-norm mechanism for a sensitivity space: the one chooser.
+
+    :mod:`knorm.stats`, :mod:`knorm.models` and the command line all choose here.
 
     Parameters
     ----------
     space : SensitivitySpace
         The statistic's sensitivity space; every sensitivity is certified by it. A flat
-        space is reduced to its affine span first (:meth:`SensitivitySpace.reduced`).
+        space is reduced to its affine span first (:meth:`SensitivitySpace.reduced`),
+        unless ``reduce`` is False.
     epsilon : float
         Privacy budget.
     candidates : dict of str to NormBall, optional
         Defaults to :func:`default_candidates` (with the certified hull). User balls
         may be given instead, in the space's dimension (or in the reduced dimension of
         a flat space).
-    time_budget : float, default 0.05
-        Largest acceptable mean time, in seconds, to draw one noise vector.
+    prefer_lattice : bool, default False
+        When the volume-best candidate has no practical exact lattice law at this
+        epsilon, use the first candidate in the volume order that has one, and state the
+        switch and its cost in ``note`` (see Notes). Off by default: the cost can be large.
+    integer : bool, default False
+        The statistic lies on Z^m on every dataset (counts): the mechanism releases it
+        without rounding, with exact integer noise, never continuous noise; the first
+        candidate in the volume order with such a law is used (``note`` states a switch),
+        and a ValueError naming 'epsilon' is raised when none has one.
+    rounding_share : float, optional
+        The largest share of Delta that the lattice's rounding slack may take (default:
+        :func:`knorm.mechanisms.lattice.choose_spacing`'s).
+    key : hashable, optional
+        The public inputs that determine ``space`` and ``candidates`` completely (never
+        data). The ranking, which does not depend on epsilon, is then computed once per
+        key and kept (a bounded cache): it certifies every candidate's sensitivity, which
+        can take a second.
+    reduce : bool, default True
+        Reduce a flat space to its affine span (the released coordinates and an exact
+        reconstruction). False keeps the full coordinates (the ball must then be full
+        dimensional in them: the flat hull is not a candidate).
+    time_budget : float or None, default 0.05
+        Largest acceptable mean time, in seconds, to draw one noise vector; None skips the
+        timing (for candidates known to sample fast).
     time_limit : float, default 3.0
         Seconds allowed to build the certified hull (default candidates only).
     progress : bool or None, default None
@@ -241,19 +331,21 @@ def choose_mechanism(
     rng : None, int, SeedSequence or Generator
         Used for the hull build and the timing draws (64 draws of the public noise law
         per candidate; no data).
+    owner : str, default "choose_mechanism"
+        The public function named in error messages.
 
     Returns
     -------
     MechanismChoice
-        The first candidate in the volume order that samples within
-        ``time_budget``, with the ranking, the timings, the skipped candidates, the gain
-        against l1, the reduction of a flat space and the evidence of the hull build.
+        The chosen mechanism, ready to ``release``, with the ranking, the timings, the
+        skipped candidates, the gain against l1, the reduction of a flat space, the
+        evidence of the hull build and the ``note`` of a switch.
 
     Raises
     ------
     ValueError
-        If no candidate has a certified sensitivity, or none samples within
-        ``time_budget``.
+        If no candidate has a certified sensitivity, none samples within
+        ``time_budget``, or (``integer``) none has an exact integer law at this epsilon.
 
     Notes
     -----
@@ -264,6 +356,12 @@ def choose_mechanism(
     sensitivity is skipped, never estimated. The gain against l1 is
     (vol(Delta_1 B_1) / vol(Delta_K K))^(1/m): the factor of epsilon Laplace needs for
     the same entropy (paper Proposition "Entropy of K-mech").
+
+    The exact lattice release (:mod:`knorm.mechanisms.lattice`) needs a practical lattice
+    sampler; without ``prefer_lattice`` a ball whose rejection step accepts too rarely
+    is released with continuous noise in binary64, with its floating-point caveat. With
+    it, the switch costs the factor of epsilon between the two balls' volumes (1.62x for
+    the vote ball of 5 candidates under replace-one neighbours).
 
     Examples
     --------
@@ -284,18 +382,57 @@ def choose_mechanism(
     """
     if not isinstance(space, SensitivitySpace):
         raise TypeError(
-            f"The 'space' parameter of choose_mechanism must be a SensitivitySpace. Got {type(space).__name__} instead."
+            f"The 'space' parameter of {owner} must be a SensitivitySpace. Got {type(space).__name__} instead."
         )
-    eps = check_positive(epsilon, "epsilon", "choose_mechanism")
+    eps = check_positive(epsilon, "epsilon", owner)
     if progress not in (None, True, False):
-        raise param_error("progress", "choose_mechanism", "True, False or None", progress, TypeError)
-    budget = check_positive(time_budget, "time_budget", "choose_mechanism")
-    limit = check_positive(time_limit, "time_limit", "choose_mechanism")
-    gen = check_rng(rng, "choose_mechanism")
+        raise param_error("progress", owner, "True, False or None", progress, TypeError)
+    budget = None if time_budget is None else check_positive(time_budget, "time_budget", owner)
+    limit = check_positive(time_limit, "time_limit", owner)
+    full_key = (
+        None if key is None else (key, space.dim, None if candidates is None else tuple(candidates), reduce, budget)
+    )
+    ranking = _RANKINGS.get(full_key) if full_key is not None else None
+    if ranking is None:
+        gen = check_rng(rng, owner)
+        ranking = _rank(space, candidates, reduce, budget, limit, progress, cache, gen, owner)
+        if full_key is not None:
+            with _RANKINGS_LOCK:
+                if len(_RANKINGS) >= _MAX_RANKINGS:
+                    _RANKINGS.pop(next(iter(_RANKINGS)))
+                _RANKINGS[full_key] = ranking
+    return _pick(ranking, eps, prefer_lattice, integer, rounding_share, owner)
+
+
+# Rankings by public key (see choose_mechanism's ``key``): independent of epsilon and of the data.
+_RANKINGS: dict = {}
+_MAX_RANKINGS = 256
+_RANKINGS_LOCK = threading.Lock()
+
+#: The smallest rate epsilon / Delta of an integer release: the exact discrete Laplace's floor, where
+#: its draws still stay far inside the integers a double holds (knorm.noise.discrete; memory is bounded).
+MIN_COUNT_RATE = Fraction(1, 2**46)
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """The epsilon-free part of a choice: certified candidates in the volume order, and the evidence."""
+
+    order: tuple  # (name, ball, certified sensitivity, epsilon factor) of the eligible candidates, best first
+    report: RankingReport
+    timing: dict
+    skipped: dict
+    reduction: AffineReduction | None
+    evidence: dict
+    log_volume_l1: float  # at epsilon 1 (nan: no certified l1)
+    log_volumes: dict  # at epsilon 1
+
+
+def _rank(space, candidates, reduce, budget, limit, progress, cache, gen, owner):
     evidence: dict = {"qhull_errors": []}
     skipped: dict = {}
     work = space
-    red = space.affine_reduction() if space.has_support or space.record_points is not None else None
+    red = space.affine_reduction() if reduce and (space.has_support or space.record_points is not None) else None
     if red is not None and (candidates is None or all(getattr(b, "dim", None) == red.dim for b in candidates.values())):
         work = space.reduced()
         evidence["reduction"] = red.describe()
@@ -309,12 +446,10 @@ def choose_mechanism(
     mechs = {}
     for name, ball in candidates.items():
         if not isinstance(ball, NormBall):
-            raise TypeError(
-                f"Candidate {name!r} of choose_mechanism must be a NormBall. Got {type(ball).__name__} instead."
-            )
+            raise TypeError(f"Candidate {name!r} of {owner} must be a NormBall. Got {type(ball).__name__} instead.")
         if ball.dim != work.dim:
             raise ValueError(
-                f"Candidate {name!r} of choose_mechanism must have dimension {work.dim} (the space's). "
+                f"Candidate {name!r} of {owner} must have dimension {work.dim} (the space's). "
                 f"Got a ball of dimension {ball.dim} instead."
             )
         err = getattr(ball, "qhull_error", None)
@@ -325,46 +460,111 @@ def choose_mechanism(
         except NotImplementedError as exc:
             skipped[name] = f"no certified sensitivity ({exc})"
             continue
-        mechs[name] = KNormMechanism(ball, sens, eps)
+        # Epsilon scales every candidate alike: the order and the gain do not depend on it.
+        mechs[name] = KNormMechanism(ball, sens, 1.0)
     if not mechs:
-        raise ValueError(f"No candidate of choose_mechanism has a certified sensitivity: {skipped}")
+        raise ValueError(f"No candidate of {owner} has a certified sensitivity: {skipped}")
     report = rank_mechanisms(mechs)
-    timing = {}
-    chosen = None
+    timing: dict = {}
+    order: list = []
     for row in report.rows:
         name = row["name"]
-        n = 64
-        start = time.perf_counter()
-        try:
-            mechs[name].noise.public_law_sample(n, seed=gen)  # timing the public law: no data
-        except LowAcceptanceError as exc:
-            skipped[name] = f"sampler refused: {exc}"
-            continue
-        timing[name] = (time.perf_counter() - start) / n
-        if timing[name] <= budget:
-            chosen = name
-            break
-        skipped[name] = f"too slow: {timing[name]:.3g} s per draw > time_budget {budget:g} s"
-    if chosen is None:
-        raise ValueError(f"No candidate of choose_mechanism samples within time_budget={budget:g} s: {skipped}")
-    gain = _gain(report, mechs, chosen, work, eps, evidence)
-    return MechanismChoice(chosen, mechs[chosen], report, timing, skipped, gain, work.reduction, evidence)
-
-
-def _gain(report, mechs, chosen, space, eps, evidence):
-    """The epsilon factor of l1 over the chosen mechanism, from the volume order (l1 added if absent)."""
+        if budget is not None and not order:  # time candidates until the first fast one; the rest follow it
+            start = time.perf_counter()
+            try:
+                mechs[name].noise.public_law_sample(64, seed=gen)  # timing the public law: no data
+            except LowAcceptanceError as exc:
+                skipped[name] = f"sampler refused: {exc}"
+                continue
+            timing[name] = (time.perf_counter() - start) / 64
+            if timing[name] > budget:
+                skipped[name] = f"too slow: {timing[name]:.3g} s per draw > time_budget {budget:g} s"
+                continue
+        order.append((name, mechs[name].ball, mechs[name].sensitivity, row["epsilon_factor"]))
+    if not order:
+        raise ValueError(f"No candidate of {owner} samples within time_budget={budget:g} s: {skipped}")
     lv = {r["name"]: r["log_volume"] for r in report.rows}
+    lv_l1 = _log_volume_l1(mechs, lv, work, evidence)
+    # reduce=False: the caller releases in the space's own coordinates (and rebuilds any others itself).
+    reduction = work.reduction if reduce else None
+    return _Ranking(tuple(order), report, timing, skipped, reduction, evidence, lv_l1, lv)
+
+
+def _log_volume_l1(mechs, lv, space, evidence):
+    """log vol(Delta_1 B_1) at epsilon 1 (l1 added if absent; nan without a certified l1 sensitivity)."""
     l1 = mechs.get("l1")
     if l1 is None:
         try:
-            l1 = KNormMechanism(LpBall(space.dim, 1), space.sensitivity(LpBall(space.dim, 1)), eps)
+            l1 = KNormMechanism(LpBall(space.dim, 1), space.sensitivity(LpBall(space.dim, 1)), 1.0)
         except NotImplementedError:
             return math.nan
-        lv["l1"] = float(l1.log_volume())
     sens = l1.sensitivity
     evidence["l1_sensitivity"] = f"{sens.kind}: {sens.method}"
-    gain = math.exp((lv["l1"] - lv[chosen]) / space.dim)
     if sens.kind == "bound" and sens.lower is not None:
-        # A loose certified bound makes l1 look worse: the gain over the best possible l1 lies in this range.
-        evidence["gain_range"] = (gain * sens.lower / sens.value, gain)
-    return gain
+        # A loose certified bound makes l1 look worse: the gain over the best possible l1 lies below by this factor.
+        evidence["l1_bound_ratio"] = sens.lower / sens.value
+    return lv.get("l1", float(l1.log_volume()))
+
+
+def _pick(ranking, eps, prefer_lattice, integer, share, owner):
+    """The mechanism at ``eps``: the volume-best eligible candidate, or the first with the lattice law asked for."""
+    first = ranking.order[0]
+    chosen: tuple | None = None
+    mechanism: KNormMechanism | None = None
+    why = ""
+    if integer:
+        why = "has no exact integer sampler at this size"
+        for cand in ranking.order:
+            name, ball, sens, _ = cand
+            if Fraction(eps) / Fraction(float(sens.value)) < MIN_COUNT_RATE:
+                continue
+            try:
+                mechanism = KNormMechanism(
+                    ball, sens, eps, sampler="lattice", lattice_spacing=np.ones(ball.dim), on_lattice=True
+                )
+            except LatticeUnavailable:
+                continue
+            chosen = cand
+            break
+        if chosen is None:
+            low = float(MIN_COUNT_RATE) * min(float(s.value) for _, _, s, _ in ranking.order)
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} is too small for an exact integer release (counts get exact "
+                f"integer noise, never continuous noise, and the exact discrete Laplace serves rates epsilon / Delta "
+                f"of at least 2^-46), so epsilon >= {low:.3g} here. Got {float(eps):.3g} instead."
+            )
+    else:
+        chosen, mechanism = first, _mechanism(first[1], first[2], eps, share)
+        if prefer_lattice and mechanism.lattice is None:
+            why = "has no practical lattice sampler"
+            for cand in ranking.order[1:]:  # the first lattice-capable ball in the volume order
+                other = _mechanism(cand[1], cand[2], eps, share)
+                if other.lattice is not None:
+                    chosen, mechanism = cand, other
+                    break
+    assert chosen is not None and mechanism is not None
+    name, _, _, factor = chosen
+    note = ""
+    if name != first[0]:
+        note = (
+            f"{first[0]!r}, first in the volume order, {why}: {name!r} is used, which needs {factor:.3g}x the epsilon "
+            "for the same entropy"
+        )
+    gain = math.exp((ranking.log_volume_l1 - ranking.log_volumes[name]) / mechanism.dim)
+    evidence = dict(ranking.evidence)
+    if "l1_bound_ratio" in evidence:
+        evidence["gain_range"] = (gain * evidence.pop("l1_bound_ratio"), gain)
+    return MechanismChoice(
+        name, mechanism, ranking.report, ranking.timing, ranking.skipped, gain, ranking.reduction, evidence, note
+    )
+
+
+def _mechanism(ball, sensitivity, epsilon, share):
+    """The K-norm mechanism, on a lattice whose rounding slack is at most ``share`` x Delta when given."""
+    if share is None:
+        return KNormMechanism(ball, sensitivity, epsilon)
+    try:
+        spacing = choose_spacing(ball, float(sensitivity.value), share=share)
+    except (ValueError, TypeError):  # no lattice for this ball: the mechanism finds out and samples continuously
+        return KNormMechanism(ball, sensitivity, epsilon)
+    return KNormMechanism(ball, sensitivity, epsilon, lattice_spacing=spacing)

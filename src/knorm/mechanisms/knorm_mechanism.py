@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import itertools
 import math
-import threading
-import warnings
 
 import numpy as np
 
-from knorm._seeds import fingerprint, new_salt, state_key
-from knorm._validation import check_positive, check_probability, check_rng, check_vectors, param_error
-from knorm.exceptions import ConvergenceError, PrivacyWarning
-from knorm.geometry import LpBall, NormBall
-from knorm.mechanisms.lattice import LatticeUnavailable, build_lattice_law, check_spacing, choose_spacing
-from knorm.mechanisms.release import Release, ball_name
+from knorm._validation import check_positive, check_rng, check_vectors, param_error
+from knorm.geometry import NormBall
+from knorm.mechanisms._mode import nonprivate, nonprivate_active, warn_fixed_seed
+from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, check_spacing
+from knorm.mechanisms.objective import FLOAT_CAVEAT, GRADIENT_TOLERANCE, OUTPUT_SHARE, release_objective
+from knorm.mechanisms.release import Release
+from knorm.mechanisms.release import ball_name as _ball_name
+from knorm.mechanisms.statistic import ExactSum
 from knorm.noise import KNormNoise
 from knorm.noise.law import ZeroNoise
-from knorm.sensitivity import Sensitivity
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
 
 __all__ = [
@@ -30,50 +26,8 @@ __all__ = [
     "nonprivate_active",
 ]
 
-#: Certified tolerance on ||grad F||_2 of a perturbed objective (sum form) before it is published.
-GRADIENT_TOLERANCE = 1e-8
-#: Share of epsilon that objective perturbation spends on the output noise covering that tolerance.
-OUTPUT_SHARE = 0.01
-# Fingerprints of the states drawn from without an accountant in this process (see _warn_fixed_seed).
-_PROCESS_SALT = new_salt()
-_SEEN: set = set()
-_SEEN_LOCK = threading.Lock()
-_WARNINGS = itertools.count(1)
-# True inside ``nonprivate()``: releases add no noise and charge nothing.
-_NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
 _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
-
-_FLOAT_CAVEAT = "continuous noise drawn in binary64: exposed to the least-significant-bit attack of Mironov (2012)"
 _SAMPLERS = ("auto", "lattice", "continuous")
-_OBJECTIVE_CAVEAT = (
-    "objective-perturbation noise V drawn in binary64; the published value lies on a lattice (its support does not "
-    "depend on the data), but the proof of objective perturbation is for real-valued V"
-)
-
-
-_MIN_OUTPUT_RADIUS = 2.0**-26
-
-
-def _output_lattice(dim, radius, epsilon):
-    """The lattice law of approximate minima perturbation's output noise W (l_inf ball).
-
-    With R the rounding to gamma Z^m, ||R(theta) - R(theta*)||_inf <= r + s where
-    r = tau / gamma bounds ||theta - theta*||_2 >= ||.||_inf and s = max_j gamma_j is the
-    rounding slack; the chain of release_objective's proof, once on each neighbour,
-    needs rate (2 r + 2 s) <= eps_W, so the law is built with Delta = 2 r + s (to which
-    the builder adds s once more).
-    """
-    ball = LpBall(dim, math.inf)
-    # A larger radius is still a bound; the floor keeps the lattice coarse enough that any
-    # |theta| up to about 2^14 (scaled coordinates) stays in the exact range |theta / gamma| < 2^52 (the noise, of
-    # scale 2^-25 / eps_W, is negligible beside the coefficients').
-    radius = max(radius, _MIN_OUTPUT_RADIUS)
-    try:
-        spacing = choose_spacing(ball, 2.0 * radius)
-        delta = math.nextafter(2.0 * radius + float(np.max(spacing)), math.inf)
-        return build_lattice_law(ball, delta, epsilon, spacing=spacing)
-    except ValueError:  # LatticeUnavailable, or no lattice within the exact integer range: continuous
-        return None
 
 
 class KNormMechanism:
@@ -165,6 +119,7 @@ class KNormMechanism:
                 "(SensitivitySpace.outer_hull) or pass unsafe_allow_estimated_sensitivity=True."
             )
         self.ball = ball
+        self._unsafe = bool(unsafe_allow_estimated_sensitivity)
         self.epsilon = check_positive(epsilon, "epsilon", "KNormMechanism")
         self.sensitivity = as_certified(
             sensitivity, "KNormMechanism", unsafe_allow_estimated_sensitivity=unsafe_allow_estimated_sensitivity
@@ -233,13 +188,28 @@ class KNormMechanism:
         """
         return self.noise.sample(size, rng=check_rng(rng, "KNormMechanism.sample_noise"))
 
-    def release(self, value, *, rng=None, accountant=None, label="K-norm release"):
+    def release(
+        self,
+        value,
+        *,
+        rng=None,
+        accountant=None,
+        label="K-norm release",
+        ball_name=None,
+        gain=math.nan,
+        names=(),
+        note="",
+    ):
         """Release ``value`` plus K-norm noise: the one additive release path.
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m)
-            The statistic T(X); each row gets independent noise.
+        value : array_like of shape (m,) or (k, m), or ExactSum
+            The statistic T(X); each row gets independent noise. An
+            :class:`~knorm.mechanisms.statistic.ExactSum` (the exact sums of
+            :mod:`knorm.stats` and :mod:`knorm.models`) is rounded here: on a lattice
+            release to the lattice, exactly, and the noise then also covers its certified
+            computation error (Casacuberta et al. 2022); else to binary64.
         rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
             Source of the noise. None draws fresh entropy from the operating system:
             use it to publish. Anything else is a fixed seed, identified by the state of
@@ -256,26 +226,77 @@ class KNormMechanism:
             (``PrivacyWarning``).
         label : str, default "K-norm release"
             What is released, for the ledger and the record.
+        ball_name : str, optional
+            The name of the ball in the record (default: from the ball itself).
+        gain : float, default nan
+            The gain over Laplace to record (:func:`~knorm.mechanisms.choose_mechanism`
+            computes it).
+        names : tuple of str, default ()
+            Names of the coordinates of the value.
+        note : str, default ""
+            Appended to the record's ``sampler``: how the ball was chosen, when that is
+            worth stating (a switch of ball and its cost).
 
         Returns
         -------
         Release
             The published value with its privacy terms; ``np.asarray(release)`` is the value.
         """
-        value = check_vectors(value, self.dim, "value", "KNormMechanism.release")
+        owner = "KNormMechanism.release"
+        mechanism, value, notes = self._resolve(value, note, owner)
+        value = check_vectors(value, self.dim, "value", owner)
         rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
         size = None if value.ndim == 1 else value.shape[:-1]
-        lattice = None if _NONPRIVATE.get() else self.lattice
-        return self._publish(
-            (lambda gen: lattice.release(value, size, gen))
-            if lattice
-            else (lambda gen: value + self._noise(gen, size)),
+        law = mechanism._law()
+        return mechanism._publish(
+            (lambda gen: law.release(value, size, gen))
+            if isinstance(law, LatticeLaw)
+            else (lambda gen: value + law.sample(size, rng=gen)),
             epsilon=self.epsilon * rows,
             rng=rng,
             accountant=accountant,
             label=label,
-            owner="KNormMechanism.release",
+            owner=owner,
+            record=dict(ball_name=ball_name, gain=gain, names=tuple(names), notes=notes),
         )
+
+    def _law(self):
+        """The noise law of the releases: the one place where the non-private mode is decided.
+
+        Inside :func:`nonprivate` it is the zero law (no noise, scale 0); else the exact
+        lattice law where there is one, else the continuous law (with its caveat).
+        """
+        if nonprivate_active():
+            return ZeroNoise(self.dim)
+        return self.lattice or self.noise
+
+    def _resolve(self, value, note, owner):
+        """(the mechanism that releases, the value as an array, the notes for the record).
+
+        An :class:`ExactSum` is rounded on this mechanism's lattice in exact arithmetic; its
+        certified computation error e is then covered by a mechanism of the same ball,
+        lattice and epsilon whose noise covers Delta + e (the sensitivity stays Delta).
+        """
+        notes = (note,) if note else ()
+        if not isinstance(value, ExactSum):
+            return self, value, notes
+        law = self._law()
+        if not isinstance(law, LatticeLaw):  # continuous or non-private: the value rounded once to binary64
+            return self, value.resolve(), notes
+        rounded, error = value.on_lattice(law.spacing, self.ball)
+        notes = (value.note, *notes)
+        if not error:
+            return self, rounded, notes
+        covering = KNormMechanism(
+            self.ball,
+            self.sensitivity,
+            self.epsilon,
+            sampler="lattice",  # never a silent change of sampler
+            lattice_spacing=law.spacing,
+            computation_error=self.computation_error + error,
+            unsafe_allow_estimated_sensitivity=self._unsafe,
+        )
+        return covering, rounded, notes
 
     def release_objective(
         self,
@@ -337,7 +358,7 @@ class KNormMechanism:
         Returns
         -------
         Release
-            The published theta + W (``value``), with ``mechanism='objective perturbation'``
+            The published theta + W (``value``), with ``method='objective perturbation'``
             and the whole ``epsilon`` as its budget.
 
         Raises
@@ -345,85 +366,32 @@ class KNormMechanism:
         ConvergenceError
             If the optimiser stopped above the certified tolerance (the charge stands).
         """
-        owner = "KNormMechanism.release_objective"
-        epsilon = check_positive(epsilon, "epsilon", owner)
-        if _NONPRIVATE.get():  # the noise-free limit: V = 0, exact minimiser, no output noise
-            return self._publish(
-                lambda gen: np.asarray(minimise(np.zeros(self.dim))[0], dtype=float),
-                epsilon=epsilon,
-                rng=rng,
-                accountant=accountant,
-                label=label,
-                owner=owner,
-                mechanism="objective perturbation",
-            )
-        gamma = check_positive(strong_convexity, "strong_convexity", owner)
-        tau = check_positive(gradient_tolerance, "gradient_tolerance", owner)
-        share = check_probability(output_share, "output_share", owner)
-        if self.epsilon >= (1.0 - share) * epsilon:
-            raise ValueError(
-                f"The 'epsilon' parameter of {owner} must exceed the noise's epsilon {self.epsilon:g} divided by "
-                f"1 - output_share = {1 - share:g} (the noise spends q (1 - output_share) epsilon). Got {epsilon!r} instead."
-            )
-        radius = tau / gamma
-        lattice = None if self.sampler == "continuous" else _output_lattice(self.dim, radius, share * epsilon)
-        describe: tuple
-        if lattice is None:
-            output = KNormMechanism(
-                LpBall(self.dim, 2),
-                Sensitivity(2.0 * radius, "bound", "2 tau / gamma: strong convexity (approximate minima perturbation)"),
-                share * epsilon,
-                sampler="continuous",
-            )
-            describe = (
-                f"objective perturbation: V continuous ({self.noise.sampler}), output noise continuous (l2)",
-                (_FLOAT_CAVEAT,),
-            )
-        else:
-            describe = (
-                f"objective perturbation: V continuous ({self.noise.sampler}); the published theta rounded to a "
-                f"lattice plus exact lattice noise ({lattice.noise.sampler})",
-                (_OBJECTIVE_CAVEAT,),
-                lattice.spacing,
-            )
-
-        def draw(gen):
-            theta, gradient_norm = minimise(self.noise.sample(rng=gen))
-            if not gradient_norm <= tau:
-                # The norm reached is computed from the data: kept off the message, for the curator only.
-                raise ConvergenceError(
-                    f"The perturbed objective was not minimised to the certified tolerance ||grad||_2 <= {tau:g}, "
-                    "so nothing was published; the epsilon charged stays spent. Raise max_iter or lower tol.",
-                    curator_only_gradient_norm=float(gradient_norm),
-                )
-            theta = np.asarray(theta, dtype=float)
-            return theta + output.noise.sample(rng=gen) if lattice is None else lattice.release(theta, None, gen)
-
-        return self._publish(
-            draw,
+        return release_objective(
+            self,
+            minimise,
             epsilon=epsilon,
+            strong_convexity=strong_convexity,
+            gradient_tolerance=gradient_tolerance,
+            output_share=output_share,
             rng=rng,
             accountant=accountant,
             label=label,
-            owner=owner,
-            mechanism="objective perturbation",
-            describe=describe,
         )
 
-    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, mechanism="K-norm", describe=None):
+    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None):
         """Apply the privacy rules, then draw the noise: every release goes through here.
 
         The rules, in order: the accountant is checked and charged (with the mechanism's
         description and the seed, whose state it fingerprints under its secret salt and
         refuses to see twice), or, without one, a fixed seed earns a PrivacyWarning (on
         every release from an explicit seed, and on every reuse of a Generator's state in
-        this process); only then is noise drawn and the value built.
+        this process); only then is noise drawn and the value built. Inside
+        :func:`nonprivate` nothing is charged and the record says so.
         """
         gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
-        if _NONPRIVATE.get():
-            return self._record(
-                draw(gen), epsilon=math.inf, label=label, entry=None, mechanism=mechanism, noiseless=True
-            )
+        record = dict(record or {}, method=method, describe=describe)
+        if nonprivate_active():
+            return self._record(draw(gen), epsilon=math.inf, label=label, entry=None, noiseless=True, **record)
         if accountant is not None and not callable(getattr(accountant, "spend", None)):
             raise TypeError(
                 f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
@@ -431,20 +399,28 @@ class KNormMechanism:
             )
         entry = None
         if accountant is not None:
-            entry = accountant.spend(epsilon, label, mechanism=f"{mechanism}: {self!r}", seed=rng)
+            entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
         elif rng is not None:
-            _warn_fixed_seed(rng, gen)
-        return self._record(
-            draw(gen), epsilon=epsilon, label=label, entry=entry, mechanism=mechanism, describe=describe
-        )
+            warn_fixed_seed(rng, gen)
+        return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, **record)
 
-    def _noise(self, gen, size):
-        if _NONPRIVATE.get():
-            return np.zeros(self.dim if size is None else (*size, self.dim))
-        return self.noise.sample(size, rng=gen)
-
-    def _record(self, value, *, epsilon, label, entry, mechanism, noiseless=False, describe=None):
-        lattice = None if noiseless or mechanism != "K-norm" else self._lattice
+    def _record(
+        self,
+        value,
+        *,
+        epsilon,
+        label,
+        entry,
+        method,
+        noiseless=False,
+        describe=None,
+        ball_name=None,
+        gain=math.nan,
+        names=(),
+        notes=(),
+    ):
+        """Build the one Release of a draw: nothing downstream edits it."""
+        lattice = None if noiseless or method != "K-norm" else self._lattice
         caveats: tuple[str, ...]
         spacing = None if lattice is None else lattice.spacing
         if noiseless:
@@ -456,22 +432,26 @@ class KNormMechanism:
             sampler, caveats = lattice.sampler, ()
         else:
             why = f" ({self._lattice_reason})" if self._lattice_reason else ""
-            sampler, caveats = f"continuous, binary64 ({self.noise.sampler})", (_FLOAT_CAVEAT + why,)
+            sampler, caveats = f"continuous, binary64 ({self.noise.sampler})", (FLOAT_CAVEAT + why,)
+        if notes and not noiseless:
+            sampler = "; ".join((sampler, *notes))
         return Release(
             value=value,
             epsilon=epsilon,
             ball=self.ball,
-            ball_name=ball_name(self.ball),
+            ball_name=ball_name or _ball_name(self.ball),
             sensitivity=self.sensitivity,
             noise_scale=0.0 if noiseless else (lattice.sensitivity if lattice else self._covered) / self.epsilon,
             label=str(label),
             ledger_entry=entry,
-            mechanism=mechanism,
+            method=method,
             sampler=sampler,
             caveats=caveats,
+            gain=gain,
+            names=tuple(names),
             lattice_spacing=spacing,
             # The public law of the additive noise, for conf_int; none for objective perturbation.
-            noise_law=None if mechanism != "K-norm" else ZeroNoise(self.dim) if noiseless else lattice or self.noise,
+            noise_law=None if method != "K-norm" else ZeroNoise(self.dim) if noiseless else lattice or self.noise,
         )
 
     def privacy_loss(self, u):
@@ -555,76 +535,3 @@ class KNormMechanism:
     def __repr__(self):
         extra = "" if self.sampler == "auto" else f", sampler={self.sampler!r}"
         return f"KNormMechanism({self.ball!r}, sensitivity={self.sensitivity.value:g}, epsilon={self.epsilon:g}{extra})"
-
-
-def _warn_fixed_seed(rng, gen):
-    """Warn about a release without an accountant from a fixed seed, or from a Generator state seen before.
-
-    An explicit seed (an int, a sequence of ints, a SeedSequence) is fixed by construction,
-    and a process cannot tell whether it was used yesterday, elsewhere: it warns on every
-    release. A Generator is the recommended source, which advances as it draws, so a
-    warning on each of its releases would teach users to ignore the warning; it warns
-    when its state was already drawn from in this process, that is, on each reuse. The
-    states seen are kept as HMAC-SHA256 fingerprints under a random salt of this process
-    (32 bytes each), never the states themselves.
-    """
-    fp = fingerprint(_PROCESS_SALT, state_key(gen))
-    with _SEEN_LOCK:
-        seen = fp in _SEEN
-        _SEEN.add(fp)
-    explicit = not isinstance(rng, (np.random.Generator, np.random.BitGenerator))
-    if not (explicit or seen):
-        return
-    what = "a fixed seed" if explicit else "a Generator in a state already drawn from in this process"
-    # Numbered, so that Python's default filter (once per message and place) shows every one of them.
-    number = next(_WARNINGS)
-    warnings.warn(
-        f"A release was drawn from {what}, with no accountant to record it"
-        f"{' (and this seed was used before in this process)' if seen and explicit else ''}. Fixed seeds are for "
-        "tests and reproducible examples: two releases with the same seed on neighbouring data draw the same noise, "
-        "and their difference reveals the exact difference of the statistics. Publish with rng=None (fresh OS "
-        f"entropy), or charge a PrivacyAccountant, which refuses a seed it has seen. (Fixed-seed warning {number} "
-        "of this process.)",
-        PrivacyWarning,
-        stacklevel=4,
-    )
-
-
-@contextlib.contextmanager
-def nonprivate():
-    """Within this block, releases are NOT private: no noise is added and no budget charged.
-
-    The explicit noise-free limit, for tests of the arithmetic (a fit inside it equals the
-    non-private estimator) and for experiments that need the limit epsilon -> inf. Every
-    :class:`Release` made inside has ``epsilon = inf``, ``noise_scale = 0`` and a
-    'NON-PRIVATE' caveat, so it cannot be mistaken for a private one. Epsilon = inf itself
-    is refused everywhere.
-
-    Yields
-    ------
-    None
-
-    Examples
-    --------
-    >>> from knorm.geometry import LpBall
-    >>> with nonprivate():
-    ...     release = KNormMechanism(LpBall(2, 1), 1.0, 1.0).release([3.0, 4.0])
-    >>> release.value.tolist(), release.epsilon
-    ([3.0, 4.0], inf)
-    """
-    token = _NONPRIVATE.set(True)
-    try:
-        yield
-    finally:
-        _NONPRIVATE.reset(token)
-
-
-def nonprivate_active():
-    """Return whether releases are currently non-private (inside :func:`nonprivate`).
-
-    Returns
-    -------
-    bool
-        True inside the block, where releases add no noise and charge nothing.
-    """
-    return _NONPRIVATE.get()

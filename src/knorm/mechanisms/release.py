@@ -81,9 +81,10 @@ class Release:
         What was released.
     ledger_entry : LedgerEntry or None, default None
         The accountant's entry for this release, when one was charged.
-    mechanism : str, default 'K-norm'
-        'K-norm' (additive, paper Proposition "K-Norm Mechanism") or 'objective
-        perturbation' (paper Algorithm "Extended Objective Perturbation").
+    method : str, default 'K-norm'
+        How the value was made: 'K-norm' (the statistic plus noise, paper Proposition
+        "K-Norm Mechanism") or 'objective perturbation' (paper Algorithm "Extended
+        Objective Perturbation").
     sampler : str, default ''
         How the noise was drawn.
     caveats : tuple of str, default ()
@@ -129,7 +130,7 @@ class Release:
     noise_scale: float
     label: str
     ledger_entry: object = None
-    mechanism: str = "K-norm"
+    method: str = "K-norm"
     sampler: str = ""
     caveats: tuple = field(default=())
     gain: float = math.nan
@@ -244,7 +245,7 @@ class Release:
         root = self if self.parent is None else self.parent
         if root.noise_law is None:
             raise ValueError(
-                f"Release.conf_int covers additive K-norm releases only; this one is {root.mechanism!r}, whose "
+                f"Release.conf_int covers additive K-norm releases only; this one is {root.method!r}, whose "
                 "output is not the statistic plus the noise. Use the estimator's conf_int (for example "
                 "LogisticRegression.conf_int)."
             )

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from knorm._validation import check_positive, check_probability
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism, Release, choose_mechanism, nonprivate_active
-from knorm.models.sufficient import GRID_BITS, ExactStatistic
+from knorm.mechanisms import KNormMechanism, Release, choose_mechanism
+from knorm.models.sufficient import ExactStatistic
 from knorm.noise import KNormNoise
 from knorm.sensitivity import RegressionLayout, kt_ball, linear_regression_space, regression_cut_ball
 from knorm.sensitivity.certificate import as_certified
@@ -45,8 +45,6 @@ _P_CUT, _P_KT = 8, 15
 # Largest dimension where l1 / l2 sensitivities are computed by SensitivitySpace
 # (exact sign-vector enumeration for l1); beyond, the per-coordinate bound.
 _LP_SPACE_MAX_DIM = 14
-#: Appended to the sampler of a lattice release of an ExactStatistic.
-EXACT_NOTE = f"T summed exactly in integers (records on the grid 2^-{GRID_BITS}) and rounded to the lattice exactly"
 # Public Monte Carlo of the eigenvalue floor: fixed seed, draws, default quantile level.
 _FLOOR_SEED, _FLOOR_DRAWS, _FLOOR_LEVEL = 20_240_601, 1000, 0.9
 
@@ -212,7 +210,8 @@ def auto_norm(p, neighbours="replace", statistic="paper"):
     # l1 is always a candidate (with the cheap certified bound of _certified) so that the
     # gain against Laplace is not computed from a costly l1 sensitivity of the whole space.
     candidates.setdefault("l1", _ball("l1", p, *key))
-    return choose_mechanism(space, 1.0, candidates, rng=_FLOOR_SEED).name
+    # No timing: the candidates were admitted by their measured cost above, so the choice is deterministic.
+    return choose_mechanism(space, 1.0, candidates, time_budget=None, rng=_FLOOR_SEED, owner="auto_norm").name
 
 
 @functools.lru_cache(maxsize=64)
@@ -466,13 +465,9 @@ def functional_mechanism(
         xy_share = check_probability(xy_share, "xy_share", _OWNER)
     floor_level = check_probability(floor_level, "floor_level", _OWNER)
     ball, sens = _certified(norm, p, neighbours, statistic, xy_share)
+    # The mechanism rounds the exact T to its lattice in integers, or once to a double.
     mechanism = KNormMechanism(ball, sens, epsilon, sampler=sampler)
-    lattice = None if exact is None or nonprivate_active() else mechanism.lattice
-    if exact is not None:  # round the exact T to the lattice in integers; else round it once to a double
-        T = exact.value if lattice is None else exact.on_lattice(lattice.spacing)
-    release = mechanism.release(T, rng=rng, accountant=accountant, label=label)
-    if lattice is not None:
-        release = replace(release, sampler=f"{release.sampler}; {EXACT_NOTE}")
+    release = mechanism.release(exact if exact is not None else T, rng=rng, accountant=accountant, label=label)
     tau = 0.0
     if postprocess == "eigen":
         tau = _unit_floor(norm, p, neighbours, statistic, xy_share, floor_level) * release.noise_scale

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -96,8 +95,6 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         data) wherever the noise ball allows it, and continuous noise otherwise.
         'continuous' is exposed to the least-significant-bit attack of Mironov (2012);
         every release states its sampler and caveats.
-    mechanism : str, default=None
-        Deprecated alias of ``norm`` (kept for one release; 'hull' means 'cut').
 
     Attributes
     ----------
@@ -253,7 +250,6 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         "accountant": [HasMethods(["spend"]), None],
         "random_state": ["random_state", np.random.Generator],
         "sampler": [StrOptions({"auto", "lattice", "continuous"})],
-        "mechanism": [StrOptions({"auto", *NORMS, "hull"}), None],
     }
 
     def __init__(
@@ -271,7 +267,6 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         accountant=None,
         random_state=None,
         sampler="auto",
-        mechanism=None,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -285,7 +280,6 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
         self.sampler = sampler
-        self.mechanism = mechanism
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -306,7 +300,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
         epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
-        norm = self._resolve_norm()
+        norm = self.norm
         if norm != "auto":
             check_norm(norm, None, self.neighbours, _OWNER)
         refuse_complex(X, "X", _OWNER)
@@ -357,22 +351,6 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         self.n_samples_ = fm.n_samples
         self.fit_diagnostics_ = diagnose(n, n_clipped, n * (p + 1), _OWNER)
         return self
-
-    def _resolve_norm(self):
-        if self.mechanism is None:
-            return self.norm
-        warnings.warn(
-            f"The 'mechanism' parameter of {_OWNER} is deprecated and will be removed in the next release; "
-            "use 'norm' (and 'cut' for 'hull').",
-            FutureWarning,
-            stacklevel=3,
-        )
-        if self.norm != "auto":
-            raise ValueError(
-                f"The 'mechanism' and 'norm' parameters of {_OWNER} must not both be given. "
-                f"Got mechanism={self.mechanism!r} and norm={self.norm!r} instead."
-            )
-        return "cut" if self.mechanism == "hull" else self.mechanism
 
     def _set_features(self, X):
         """n_features_in_ and feature_names_in_ for Dask inputs (not brought into memory)."""
@@ -467,7 +445,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         public_n = self.neighbours == "replace"
         privacy = {
             "epsilon": f"{release.epsilon:g}",
-            "mechanism": release.mechanism,
+            "method": release.method,
             "norm": f"{self.norm_} ({release.ball_name})",
             "sensitivity": f"{release.sensitivity.value:g} ({release.sensitivity.kind})",
             "noise scale": f"{release.noise_scale:.4g}",

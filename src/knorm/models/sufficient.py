@@ -104,11 +104,13 @@ class ExactStatistic:
     >>> exact = sufficient_statistics(X, y, bounds_X=(-1, 1), bounds_y=(-1, 1)).exact
     >>> exact.layout.names, exact.value.tolist()
     (['x1', '2x1^2', 'y', 'x1y'], [0.25, 0.625, 1.75, 0.125])
-    >>> exact.on_lattice(np.array([0.5, 0.5, 1.0, 0.25])).tolist()  # 0.625 / 0.5 = 1.25 rounds to 1
+    >>> exact.on_lattice(np.array([0.5, 0.5, 1.0, 0.25]))[0].tolist()  # 0.625 / 0.5 = 1.25 rounds to 1
     [0.0, 0.5, 2.0, 0.0]
     """
 
     SCALE_BITS = 2 * GRID_BITS
+    #: Appended to the Release's sampler on a lattice release.
+    note = f"T summed exactly in integers (records on the grid 2^-{GRID_BITS}) and rounded to the lattice exactly"
 
     def __init__(self, gram, sums, n, layout=None):
         gram, sums = _as_ints(gram), _as_ints(sums)
@@ -172,19 +174,27 @@ class ExactStatistic:
         """Return :attr:`value`, so that ``np.asarray(exact)`` is the float statistic."""
         return self.value if dtype is None else self.value.astype(dtype)
 
-    def on_lattice(self, spacing):
+    def resolve(self):
+        """Return :attr:`value`: T rounded once to binary64 (continuous and non-private releases)."""
+        return self.value
+
+    def on_lattice(self, spacing, ball=None):
         """Return T rounded to the lattice ``spacing`` Z^d, computed in integer arithmetic.
 
         Parameters
         ----------
         spacing : array_like of shape (d,)
             Positive powers of two gamma_j, as ``KNormMechanism.lattice.spacing``.
+        ball : NormBall, optional
+            The release's ball (unused: the computation adds no error to cover).
 
         Returns
         -------
-        ndarray of float, shape (d,)
+        value : ndarray of float, shape (d,)
             The lattice point gamma_j round(T_j / gamma_j), ties to even, exactly: no float
             rounding comes between the exact T and the lattice point.
+        computation_error : float
+            0.0: T is exact (the records' grid rounding is a map into the declared domain).
 
         Raises
         ------
@@ -195,7 +205,7 @@ class ExactStatistic:
         Notes
         -----
         T_j = u_j 2^-64 and gamma_j = 2^e_j, so T_j / gamma_j = u_j 2^-(64 + e_j): an
-        integer shift (ties to even, as :meth:`knorm.stats.RecordSums.resolve_fixed`).
+        integer shift (ties to even, as :meth:`knorm.stats.RecordSums.on_lattice`).
         The lattice release of :mod:`knorm.mechanisms.lattice` assumes exactly this
         rounding of the exact statistic: its slack covers |R(T) - T| <= gamma / 2.
         """
@@ -216,7 +226,7 @@ class ExactStatistic:
                 )
             shift = self.SCALE_BITS + exponent - 1  # T / gamma = u 2^-shift
             out[i] = math.ldexp(float(_round_shift(u, shift, i)), exponent - 1)
-        return out
+        return out, 0.0
 
     def __repr__(self):
         return f"ExactStatistic(p={self.layout.p}, n={self.n_samples}, names={self.layout.names!r})"

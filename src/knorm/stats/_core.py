@@ -5,16 +5,14 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import check_bounds_scale, check_positive, numeric_input, param_error, refuse_complex
+from knorm._validation import check_bounds_scale, numeric_input, param_error, refuse_complex
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism, nonprivate_active, rank_mechanisms
-from knorm.mechanisms.lattice import LatticeUnavailable, choose_spacing
+from knorm.mechanisms import choose_mechanism
 
 __all__ = [
     "RecordSums",
@@ -218,7 +216,7 @@ class RecordSums:
 
     Notes
     -----
-    On a lattice release of spacing gamma (:meth:`resolve_fixed`), each record is rounded
+    On a lattice release of spacing gamma (:meth:`on_lattice`), each record is rounded
     to the fine grid q = gamma 2^-20, the integers are added exactly in int64 (any order,
     any blocking: the float-sum hazard of Casacuberta et al. 2022 is gone), and the sum is
     rounded to gamma in integer arithmetic. Neighbours then differ by d with
@@ -227,6 +225,9 @@ class RecordSums:
     e = sum_j (q_j + 2^-52 magnitude_j) ||e_j||_K (triangle inequality): the mechanism
     covers Delta + e (``KNormMechanism(computation_error=e)``), about 1e-8 of Delta.
     """
+
+    #: Appended to the Release's sampler on a lattice release.
+    note = f"sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})"
 
     def __init__(self, *parts):
         self.parts = parts
@@ -252,7 +253,7 @@ class RecordSums:
         """Return the statistic as binary64 column sums (continuous or non-private releases)."""
         return np.concatenate([rows if mag is None else total(rows) for _, rows, mag, _ in self._blocks()])
 
-    def resolve_fixed(self, spacing, ball):
+    def on_lattice(self, spacing, ball):
         """Return (the statistic rounded to ``spacing``, exactly; the certified computation error e)."""
         gamma = np.asarray(spacing, dtype=float)
         q = np.ldexp(gamma, -FIXED_POINT_BITS)
@@ -355,139 +356,28 @@ def publish(
     Returns
     -------
     Release
-        By the candidate first in the volume order (paper Theorem "Entropy Ordering"), with
+        By the candidate :func:`~knorm.mechanisms.choose_mechanism` picks (first in the
+        volume order, paper Theorem "Entropy Ordering", unless ``counts`` or
+        ``prefer_lattice`` asks for a switch, which the release's ``sampler`` states), with
         ``gain`` = how many times more epsilon Laplace needs for the same entropy.
-
-    Notes
-    -----
-    The exact lattice release (:mod:`knorm.mechanisms.lattice`) needs a practical lattice
-    sampler; a ball whose rejection step accepts too rarely would fall back to continuous
-    noise in binary64, with its floating-point caveat. With ``prefer_lattice``, when the
-    volume-best candidate has no practical lattice law at this epsilon, the first candidate
-    in the volume order that has one is used instead, and the release's ``sampler`` states
-    the switch and its cost: how many times more epsilon the chosen ball needs for the
-    entropy of the best (its ``gain`` is then its own, over Laplace). When no candidate has
-    a lattice law the volume-best is released continuously. The switch is opt-in: its cost
-    can be large (1.62x for the vote ball of 5 candidates under replace-one neighbours).
     """
-    epsilon = check_positive(epsilon, "epsilon", owner)
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
     if counts and space.dim > 1:  # l_inf also has an exact integer law (better than l1 for many counts)
         candidates.setdefault("l_inf", LpBall(space.dim, math.inf))
-    ranked = _choose(candidates, space, key)
-    best, sensitivity, gain, _ = ranked[0]
-    switch = ""
-    if counts:
-        mechanism, chosen = _count_mechanism(ranked, candidates, epsilon, owner)
-        if chosen != best:
-            factor = next(f for name, _, _, f in ranked if name == chosen)
-            switch = (
-                f"; {best!r}, first in the volume order, has no exact integer sampler at this size: {chosen!r} is "
-                f"used, which needs {factor:.3g}x the epsilon for the same entropy"
-            )
-            best, sensitivity, gain = next((n, s, g) for n, s, g, _ in ranked if n == chosen)
-    else:
-        mechanism = _mechanism(candidates[best], sensitivity, epsilon, rounding_share)
-        if prefer_lattice and not nonprivate_active() and mechanism.lattice is None:
-            for name, sens, g, factor in ranked[1:]:  # the first lattice-capable ball in the volume order
-                other = _mechanism(candidates[name], sens, epsilon, rounding_share)
-                if other.lattice is not None:
-                    switch = (
-                        f"; {best!r}, first in the volume order, has no practical lattice sampler: {name!r} is "
-                        f"used, which needs {factor:.3g}x the epsilon for the same entropy"
-                    )
-                    best, sensitivity, gain, mechanism = name, sens, g, other
-                    break
-    if isinstance(value, RecordSums):
-        lattice = None if nonprivate_active() else mechanism.lattice
-        if lattice is None:
-            value = value.resolve()
-        else:  # exact fixed-point sums; the noise covers their certified error too
-            value, error = value.resolve_fixed(lattice.spacing, candidates[best])
-            mechanism = KNormMechanism(
-                candidates[best], sensitivity, epsilon, lattice_spacing=lattice.spacing, computation_error=error
-            )
-    release = mechanism.release(value, rng=rng, accountant=accountant, label=label)
-    if mechanism.computation_error:
-        release = replace(
-            release, sampler=f"{release.sampler}; sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})"
-        )
-    if switch:
-        release = replace(release, sampler=release.sampler + switch)
-    return replace(release, ball_name=best, gain=gain, names=tuple(names))
-
-
-def _count_mechanism(ranked, candidates, epsilon, owner):
-    """The K-norm mechanism of an integer statistic: exact integer noise on Z^m, never continuous.
-
-    The candidates are tried in the volume order; the first with an exact lattice law at
-    spacing 1 is used (the l1 ball, the geometric mechanism, always has one for rates
-    eps / Delta in [2^-46, 2^62]). None: the release is refused, naming epsilon.
-    """
-    reasons = []
-    for name, sens, _, _ in ranked:
-        ball = candidates[name]
-        if Fraction(epsilon) / Fraction(float(sens.value)) < MIN_COUNT_RATE:
-            continue
-        try:
-            mechanism = KNormMechanism(
-                ball, sens, epsilon, sampler="lattice", lattice_spacing=np.ones(ball.dim), on_lattice=True
-            )
-        except LatticeUnavailable as err:
-            reasons.append(str(err))
-            continue
-        return mechanism, name
-    low = float(MIN_COUNT_RATE) * min(float(s.value) for _, s, _, _ in ranked)
-    raise ValueError(
-        f"The 'epsilon' parameter of {owner} is too small for an exact integer release (counts get exact "
-        f"integer noise, never continuous noise, and the exact discrete Laplace serves rates epsilon / Delta "
-        f"of at least 2^-46), so epsilon >= {low:.3g} here. Got {float(epsilon):.3g} instead."
+    choice = choose_mechanism(
+        space,
+        epsilon,
+        candidates,
+        prefer_lattice=prefer_lattice,
+        integer=counts,
+        rounding_share=rounding_share,
+        key=key,
+        reduce=False,
+        time_budget=None,  # these candidates all sample fast; the choice must not depend on the machine's load
+        owner=owner,
     )
-
-
-#: The smallest rate epsilon / Delta of an integer release: the exact discrete Laplace's floor, where
-#: its draws still stay far inside the integers a double holds (knorm.noise.discrete; memory is bounded).
-MIN_COUNT_RATE = Fraction(1, 2**46)
-
-
-def _mechanism(ball, sensitivity, epsilon, share):
-    """The K-norm mechanism, on a lattice whose rounding slack is at most ``share`` x Delta when given."""
-    if share is None:
-        return KNormMechanism(ball, sensitivity, epsilon)
-    try:
-        spacing = choose_spacing(ball, float(sensitivity.value), share=share)
-    except (ValueError, TypeError):  # no lattice for this ball: the mechanism finds out and samples continuously
-        return KNormMechanism(ball, sensitivity, epsilon)
-    return KNormMechanism(ball, sensitivity, epsilon, lattice_spacing=spacing)
-
-
-_CHOICES: dict = {}
-_MAX_CHOICES = 256
-
-
-def _choose(candidates, space, key):
-    """The candidates in the volume order: (name, certified sensitivity, gain over 'l1', epsilon factor) each.
-
-    The epsilon factor is how many times more epsilon than the first the candidate needs
-    for the same entropy (1 for the first).
-    """
-    full_key = None if key is None else (key, space.dim, tuple(candidates))
-    if full_key is not None and full_key in _CHOICES:
-        return _CHOICES[full_key]
-    # Epsilon scales every candidate alike, so the order and the gain do not depend on it.
-    mechanisms = {name: KNormMechanism(ball, space.sensitivity(ball), 1.0) for name, ball in candidates.items()}
-    report = rank_mechanisms(mechanisms)
-    factors = {r["name"]: r["epsilon_factor"] for r in report.rows}
-    ranked = tuple(
-        (r["name"], mechanisms[r["name"]].sensitivity, factors["l1"] / r["epsilon_factor"], r["epsilon_factor"])
-        for r in report.rows
-    )
-    if full_key is not None:
-        if len(_CHOICES) >= _MAX_CHOICES:
-            _CHOICES.pop(next(iter(_CHOICES)))
-        _CHOICES[full_key] = ranked
-    return ranked
+    return choice.release(value, rng=rng, accountant=accountant, label=label, names=names)
 
 
 def finite_or_nan(x):

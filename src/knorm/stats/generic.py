@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from knorm._validation import check_positive
-from knorm.mechanisms import KNormMechanism, choose_mechanism, nonprivate_active
+from knorm.mechanisms import choose_mechanism
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import FIXED_POINT_BITS, RecordSums, as_columns, check_neighbours, clip_count
+from knorm.stats._core import RecordSums, as_columns, check_neighbours, clip_count
 
 __all__ = ["release"]
 
@@ -96,18 +94,12 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
             f"The 'statistic' parameter of {owner} must be a QuadraticStatistic, or a callable with a FiniteDomain "
             f"as 'domain'. Got {type(statistic).__name__} with domain {type(domain).__name__} instead."
         )
-    ball, sensitivity, gain = _choice(key, statistic, domain, neighbours, epsilon)
-    mechanism = KNormMechanism(ball, sensitivity, epsilon)
-    lattice = None if nonprivate_active() else mechanism.lattice
-    if lattice is None:
-        value = sums.resolve()
-    else:  # exact fixed-point sums (Casacuberta et al. 2022); the noise covers their certified error
-        value, error = sums.resolve_fixed(lattice.spacing, ball)
-        mechanism = KNormMechanism(ball, sensitivity, epsilon, lattice_spacing=lattice.spacing, computation_error=error)
-    out = mechanism.release(value, rng=rng, accountant=accountant, label=label or "statistic")
-    if mechanism.computation_error:
-        out = replace(out, sampler=f"{out.sampler}; sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})")
-    return replace(out, gain=gain, names=names)
+    space = SensitivitySpace.additive(statistic, domain, neighbours=neighbours)
+    # The ranking (it certifies every candidate's sensitivity: about 0.4 s for a 3-coordinate quadratic
+    # statistic) is kept by the public description of S_T: the statistic's coefficients and box, or its
+    # values on the declared records, and the neighbours.
+    choice = choose_mechanism(space, epsilon, key=("knorm.stats.release", *key), reduce=False, owner=owner)
+    return choice.release(sums, rng=rng, accountant=accountant, label=label or "statistic", names=names)
 
 
 def _quadratic_error_magnitude(statistic):
@@ -123,24 +115,6 @@ def _quadratic_error_magnitude(statistic):
     M = np.einsum("mij,i,j->m", np.abs(statistic.A), B, B) + np.abs(statistic.b) @ B + np.abs(statistic.const)
     d = len(B)
     return (d * d + d + 5) * M * (1 + 1e-9)
-
-
-# Choices by the public description of S_T (the statistic's coefficients and box, or its values
-# on the declared records, and the neighbours): choose_mechanism certifies every candidate's
-# sensitivity, which takes about 0.4 s for a 3-coordinate quadratic statistic.
-_CHOICES: dict = {}
-_MAX_CHOICES = 64
-
-
-def _choice(key, statistic, domain, neighbours, epsilon):
-    """(ball, certified sensitivity, gain) that choose_mechanism picks for S_T, once per key."""
-    if key not in _CHOICES:
-        space = SensitivitySpace.additive(statistic, domain, neighbours=neighbours)
-        choice = choose_mechanism(space, epsilon)
-        if len(_CHOICES) >= _MAX_CHOICES:
-            _CHOICES.pop(next(iter(_CHOICES)))
-        _CHOICES[key] = (choice.mechanism.ball, choice.mechanism.sensitivity, choice.gain)
-    return _CHOICES[key]
 
 
 def _check_width(X, d, owner):

@@ -1,0 +1,62 @@
+"""Parameter docs written once and filled into docstrings, as scipy's ``doccer`` does.
+
+A docstring line that holds only ``%(name)s`` is replaced by the entry ``name`` of
+:data:`PARAMETERS`, indented like that line. Only such lines are touched, so a docstring
+may hold any other ``%`` freely.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+__all__ = ["PARAMETERS", "fill_doc"]
+
+PARAMETERS = {
+    "rng": """\
+rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
+    Source of the noise (None: fresh OS entropy, the default for publishing). Any
+    other value is a fixed seed, identified by the state of the bit generator it
+    gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
+    accountant refuses it a second time, and without one it warns. ``True`` and
+    ``False`` are refused.""",
+    "accountant": """\
+accountant : PrivacyAccountant, optional
+    Charged before the noise is drawn; nothing is released if the charge is refused.""",
+    "neighbours": """\
+neighbours : {'replace', 'add_remove'}, default 'replace'
+    The neighbouring relation: replace one record (n is public), or add or remove one
+    (n is private).""",
+    "epsilon": """\
+epsilon : float
+    The privacy budget, in (0, inf).""",
+    "label": """\
+label : str, optional
+    What is released, for the ledger and the record.""",
+}
+
+_MARKER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Fill the ``%(name)s`` lines of ``obj.__doc__`` from :data:`PARAMETERS`; return ``obj``.
+
+    Parameters
+    ----------
+    obj : function or class
+        Its docstring is rewritten in place (a decorator).
+
+    Returns
+    -------
+    function or class
+        ``obj`` itself.
+
+    Raises
+    ------
+    KeyError
+        If a marker names no entry (a typo must not reach the documentation).
+    """
+    doc = obj.__doc__
+    if doc:
+        obj.__doc__ = _MARKER.sub(lambda m: textwrap.indent(PARAMETERS[m["name"]], m["indent"]), doc)
+    return obj
