@@ -249,7 +249,7 @@ class KNormMechanism:
         size = None if value.ndim == 1 else value.shape[:-1]
         law = mechanism._law()
         return mechanism._publish(
-            (lambda gen: law.release(value, size, gen))
+            (lambda gen: law.perturb(value, size, gen))
             if isinstance(law, LatticeLaw)
             else (lambda gen: value + law.sample(size, rng=gen)),
             epsilon=self.epsilon * rows,

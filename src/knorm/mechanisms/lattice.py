@@ -151,7 +151,7 @@ class LatticeLaw(NoiseLaw):
         half = self.noise._half_width(alpha, n_draws)
         return replace(half, value=np.asarray(half) * self.spacing)
 
-    def release(self, value, size, gen):
+    def perturb(self, value, size, gen):
         """Return gamma (round(value / gamma) + k), k drawn exactly, as exact doubles.
 
         Parameters

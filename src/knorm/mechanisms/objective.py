@@ -110,7 +110,7 @@ def release_objective(
                 curator_only_gradient_norm=float(gradient_norm),
             )
         theta = np.asarray(theta, dtype=float)
-        return theta + output.sample(rng=gen) if lattice is None else lattice.release(theta, None, gen)
+        return theta + output.sample(rng=gen) if lattice is None else lattice.perturb(theta, None, gen)
 
     return mechanism._publish(
         draw,
