@@ -13,6 +13,7 @@ Definition "Containment and Volume Orders") are both this computation.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -51,6 +52,7 @@ def sign_vectors(m):
     return np.hstack([np.ones((len(rest), 1)), rest])
 
 
+@functools.singledispatch
 def norm_rows(ball):
     """Return rows g_i with ||u||_K = max_i |g_i . u|, when finitely many are known.
 
@@ -78,21 +80,31 @@ def norm_rows(ball):
     >>> rows.tolist(), how
     ([[0.5, 0.0], [0.0, 0.5]], 'the coordinate axes')
     """
-    if isinstance(ball, ScaledBall):
-        inner = norm_rows(ball.base)
-        return None if inner is None else (inner[0] / ball.factor, inner[1])
-    if isinstance(ball, LinearImage):  # ||v||_{AK} = max_i g_i . A^{-1} v
-        inner = norm_rows(ball.base)
-        return None if inner is None else (inner[0] @ ball._inverse, inner[1])
-    if isinstance(ball, LpBall):
-        if math.isinf(ball.p):
-            return np.eye(ball.dim) / ball.radius, "the coordinate axes"
-        if ball.p == 1 and ball.dim <= MAX_SIGN_DIM:
-            return sign_vectors(ball.dim) / ball.radius, "the sign vectors"
-        return None
+    # A polytope with known facets (the generic case; l_p balls and images dispatch below).
     halfspaces = getattr(ball, "halfspaces", None)
     if halfspaces is not None and getattr(ball, "constraints", None) is None:
         return halfspaces[0], "the facets"
+    return None
+
+
+@norm_rows.register
+def _(ball: ScaledBall):
+    inner = norm_rows(ball.base)
+    return None if inner is None else (inner[0] / ball.factor, inner[1])
+
+
+@norm_rows.register
+def _(ball: LinearImage):  # ||v||_{AK} = max_i g_i . A^{-1} v
+    inner = norm_rows(ball.base)
+    return None if inner is None else (inner[0] @ ball._inverse, inner[1])
+
+
+@norm_rows.register
+def _(ball: LpBall):
+    if math.isinf(ball.p):
+        return np.eye(ball.dim) / ball.radius, "the coordinate axes"
+    if ball.p == 1 and ball.dim <= MAX_SIGN_DIM:
+        return sign_vectors(ball.dim) / ball.radius, "the sign vectors"
     return None
 
 
