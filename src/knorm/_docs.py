@@ -33,6 +33,19 @@ epsilon : float
     "label": """\
 label : str, optional
     What is released, for the ledger and the record.""",
+    # The command line's subcommands, each added by its module's add_parser.
+    "cli_add_parser": """\
+Parameters
+----------
+sub : argparse._SubParsersAction
+    The subcommands of the ``knorm`` parser.
+parser_class : type
+    The parser class to use for nested subcommands (one-line errors).
+
+Returns
+-------
+argparse.ArgumentParser
+    The new subcommand's parser.""",
 }
 
 _MARKER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)

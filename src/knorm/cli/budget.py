@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from knorm._docs import fill_doc
 from knorm.cli._common import add_output, emit, ledger_errors, positive_float
 
 __all__ = ["add_parser"]
@@ -15,20 +16,11 @@ _EXAMPLE = """examples:
   knorm budget ledger study.sqlite --json"""
 
 
+@fill_doc
 def add_parser(sub, parser_class):
     """Add ``budget`` to the subcommands ``sub``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subcommands of the ``knorm`` parser.
-    parser_class : type
-        The parser class to use for nested subcommands (one-line errors).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The new subcommand's parser.
+    %(cli_add_parser)s
     """
     p = sub.add_parser(
         "budget",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from knorm._docs import fill_doc
 from knorm.cli._common import optional, positive_float, seed_int
 
 __all__ = ["add_parser"]
@@ -13,20 +14,11 @@ _EXAMPLE = """example:
   knorm demo --epsilon 0.5 --out figures"""
 
 
+@fill_doc
 def add_parser(sub, parser_class):
     """Add ``demo`` to the subcommands ``sub``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subcommands of the ``knorm`` parser.
-    parser_class : type
-        The parser class to use for nested subcommands (one-line errors).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The new subcommand's parser.
+    %(cli_add_parser)s
     """
     import argparse
 

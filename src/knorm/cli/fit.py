@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm.cli._common import (
     CLIError,
     add_budget,
@@ -34,20 +35,11 @@ _EXAMPLES = {
 _BANNER = "CURATOR-ONLY DIAGNOSTICS: not private, depend on the data; do not publish"
 
 
+@fill_doc
 def add_parser(sub, parser_class):
     """Add ``fit`` to the subcommands ``sub``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subcommands of the ``knorm`` parser.
-    parser_class : type
-        The parser class to use for nested subcommands (one-line errors).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The new subcommand's parser.
+    %(cli_add_parser)s
     """
     fit = sub.add_parser(
         "fit",

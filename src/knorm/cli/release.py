@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm.cli._common import (
     CLIError,
     add_budget,
@@ -45,20 +46,11 @@ _HELP = {
 }
 
 
+@fill_doc
 def add_parser(sub, parser_class):
     """Add ``release`` to the subcommands ``sub``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subcommands of the ``knorm`` parser.
-    parser_class : type
-        The parser class to use for nested subcommands (one-line errors).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The new subcommand's parser.
+    %(cli_add_parser)s
     """
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in _EXAMPLES.values())
     release = sub.add_parser(

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from knorm._docs import fill_doc
 from knorm.cli._common import CLIError, optional, seed_int
 
 __all__ = ["add_parser"]
@@ -26,20 +27,11 @@ def _jobs(text):
     return value
 
 
+@fill_doc
 def add_parser(sub, parser_class):
     """Add ``reproduce`` to the subcommands ``sub``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subcommands of the ``knorm`` parser.
-    parser_class : type
-        The parser class to use for nested subcommands (one-line errors).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The new subcommand's parser.
+    %(cli_add_parser)s
     """
     from knorm.experiments import EXPERIMENTS
 
