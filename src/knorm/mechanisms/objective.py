@@ -61,7 +61,38 @@ def _output_lattice(dim, radius, epsilon):
 def release_objective(
     mechanism, minimise, *, epsilon, strong_convexity, gradient_tolerance, output_share, rng, accountant, label
 ):
-    """Publish the minimiser of the objective perturbed by ``mechanism``'s noise (see the method)."""
+    """Publish the minimiser of the objective perturbed by ``mechanism``'s noise.
+
+    The procedure and proof of :meth:`KNormMechanism.release_objective
+    <knorm.mechanisms.KNormMechanism.release_objective>`, which validates nothing more and
+    documents every parameter.
+
+    Parameters
+    ----------
+    mechanism : KNormMechanism
+        Its law draws V; its ``_publish`` applies the privacy rules.
+    minimise : callable
+        V -> (theta, gradient_norm).
+    epsilon : float
+        The whole budget of the release.
+    strong_convexity : float
+        The gamma with grad^2 F >= gamma I.
+    gradient_tolerance : float
+        The certified tolerance tau on ||grad F(theta)||_2.
+    output_share : float
+        Share of epsilon spent on the output noise W.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise.
+    accountant : PrivacyAccountant or None
+        Charged ``epsilon`` before the noise is drawn.
+    label : str
+        What is released.
+
+    Returns
+    -------
+    Release
+        The published theta + W, with ``method="objective perturbation"``.
+    """
     owner = "KNormMechanism.release_objective"
     epsilon = check_positive(epsilon, "epsilon", owner)
     if isinstance(mechanism._law(), ZeroNoise):  # the noise-free limit: V = 0, exact minimiser, no output noise

@@ -21,6 +21,11 @@ class ExactSum(Protocol):
     Delta + e (Casacuberta, Shoemate, Vadhan & Wagaman 2022 show the float sums that
     exceed a declared sensitivity). Continuous and non-private releases call ``resolve()``.
 
+    Parameters
+    ----------
+    *args, **kwargs
+        An interface: implementations define their own constructors.
+
     Attributes
     ----------
     note : str
@@ -31,9 +36,31 @@ class ExactSum(Protocol):
     note: str
 
     def resolve(self) -> np.ndarray:
-        """Return the statistic rounded once to binary64."""
+        """Return the statistic rounded once to binary64.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The statistic.
+        """
         ...
 
     def on_lattice(self, spacing: np.ndarray, ball) -> tuple[np.ndarray, float]:
-        """Return (the statistic rounded exactly to ``spacing`` Z^m, the certified computation error)."""
+        """Return the statistic rounded exactly to the lattice, with the computation's certified error.
+
+        Parameters
+        ----------
+        spacing : ndarray of shape (m,)
+            The lattice spacings gamma_j (positive powers of two).
+        ball : NormBall
+            The release's ball: the error is bounded in its norm.
+
+        Returns
+        -------
+        value : ndarray of shape (m,)
+            The lattice point gamma_j round(T_j / gamma_j), computed exactly.
+        computation_error : float
+            A certified bound e on how far the computation moves a difference of
+            neighbours beyond S_T, in the ball's norm (0.0 when T is exact).
+        """
         ...

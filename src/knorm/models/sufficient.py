@@ -175,7 +175,13 @@ class ExactStatistic:
         return self.value if dtype is None else self.value.astype(dtype)
 
     def resolve(self):
-        """Return :attr:`value`: T rounded once to binary64 (continuous and non-private releases)."""
+        """Return :attr:`value`: T rounded once to binary64 (continuous and non-private releases).
+
+        Returns
+        -------
+        ndarray of float, shape (d,)
+            T, each coordinate rounded once.
+        """
         return self.value
 
     def on_lattice(self, spacing, ball=None):
