@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import knorm.stats as dp
+from knorm._exact import FIXED_POINT_BITS, RecordSums
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism
-from knorm.stats._core import FIXED_POINT_BITS, RecordSums
 from tests.settings import SEED
 
 N = 1_000_000
@@ -32,7 +32,7 @@ LINF = LpBall(2, np.inf)
 
 
 def _fixed(X, gamma, ball=LINF):
-    return RecordSums((X, np.ones(X.shape[1]), True)).resolve_fixed(gamma, ball)
+    return RecordSums((X, np.ones(X.shape[1]), True)).on_lattice(gamma, ball)
 
 
 def test_float_sums_depend_on_the_order_and_fixed_point_sums_do_not(adversarial):
@@ -76,7 +76,7 @@ def test_fixed_point_sums_stay_within_n_q_of_the_float_sums():
     X = rng.uniform(0, 1, (100_000, 2))
     gamma = np.array([2.0**-8, 2.0**-10, 2.0**-10, 2.0**-12, 2.0**-12])
     sums = RecordSums(RecordSums.exact(len(X)), (X, 1.0, True), (X * X, 1.0, False))
-    got, err = sums.resolve_fixed(gamma, LpBall(5, np.inf))
+    got, err = sums.on_lattice(gamma, LpBall(5, np.inf))
     floats = sums.resolve()
     assert got[0] == len(X) and np.all(np.rint(got[1:] / gamma[1:]) * gamma[1:] == got[1:])
     # Per-record rounding to q adds at most n q / 2, then one rounding to gamma.

@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 
+from knorm._ingest import as_columns, clip_count, n_records
 from knorm._validation import check_positive
 from knorm.geometry import LpBall
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
-from knorm.stats._core import as_columns, check_neighbours, clip_count, n_records, publish, total
+from knorm.stats._core import check_neighbours, publish, total
 from knorm.stats._transforms import Expand
 
 __all__ = ["histogram", "histogramdd", "vote"]

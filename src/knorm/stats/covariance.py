@@ -8,20 +8,12 @@ import math
 
 import numpy as np
 
+from knorm._exact import RecordSums
+from knorm._ingest import as_columns, check_bounds, clip_count, n_records
 from knorm._validation import check_positive, param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import (
-    RecordSums,
-    as_columns,
-    check_bounds,
-    check_ddof,
-    check_neighbours,
-    clip_count,
-    n_records,
-    publish,
-    standard_box,
-)
+from knorm.stats._core import check_ddof, check_neighbours, publish, standard_box
 from knorm.stats._transforms import CovarianceFromMoments
 
 __all__ = ["covariance", "covariance_matrix", "mean_and_covariance", "second_moment_ball"]

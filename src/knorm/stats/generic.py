@@ -6,10 +6,12 @@ from dataclasses import replace
 
 import numpy as np
 
+from knorm._exact import FIXED_POINT_BITS, RecordSums
+from knorm._ingest import as_columns, clip_count
 from knorm._validation import check_positive
 from knorm.mechanisms import KNormMechanism, choose_mechanism, nonprivate_active
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import FIXED_POINT_BITS, RecordSums, as_columns, check_neighbours, clip_count
+from knorm.stats._core import check_neighbours
 
 __all__ = ["release"]
 
@@ -102,7 +104,7 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
     if lattice is None:
         value = sums.resolve()
     else:  # exact fixed-point sums (Casacuberta et al. 2022); the noise covers their certified error
-        value, error = sums.resolve_fixed(lattice.spacing, ball)
+        value, error = sums.on_lattice(lattice.spacing, ball)
         mechanism = KNormMechanism(ball, sensitivity, epsilon, lattice_spacing=lattice.spacing, computation_error=error)
     out = mechanism.release(value, rng=rng, accountant=accountant, label=label or "statistic")
     if mechanism.computation_error:
