@@ -69,32 +69,31 @@ def is_dask(obj):
 def check_bounds(bounds, p, owner, name="bounds"):
     """Return declared (lower, upper) arrays of length ``p``, finite with lower < upper.
 
-    Bounds are part of the privacy guarantee: they come from the data's declared domain,
-    never from the data, so a missing bound is an error that says how to give it. They are
-    public, so the errors echo them.
+    ``bounds`` is a pair (lower, upper) of scalars or arrays (one entry per column, or
+    feature). Bounds are part of the privacy guarantee: they come from the data's declared
+    domain, never from the data, so a missing bound is an error that says how to give it.
+    They are public, so the errors echo them; each error names the rule it breaks.
     """
-    rule = f"a pair (lower, upper) of finite numbers (or arrays of length {p}, one entry per column) with lower < upper"
     if bounds is None:
-        raise param_error(
-            name,
-            owner,
-            f"{rule}, declared from the data's domain, for example {name}=(0, 100) (never read from the data: "
-            "bounds derived from the data would leak privacy)",
-            None,
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must be given as (lower, upper): the declared domain of the data, for "
+            f"example {name}=(0, 100) or {name}=([0, 0], [10, 1]) with one entry per column. Bounds are never read "
+            "from the data: bounds derived from the data would leak privacy. Got None instead."
         )
     try:
         lo, hi = bounds
         lo = np.broadcast_to(np.asarray(lo, dtype=float), (p,)).copy()
         hi = np.broadcast_to(np.asarray(hi, dtype=float), (p,)).copy()
     except (TypeError, ValueError):
+        rule = f"a pair (lower, upper) of finite numbers or arrays of length {p} (one entry per column)"
         raise param_error(name, owner, rule, bounds) from None
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-        raise param_error(name, owner, rule, bounds)
+        raise ValueError(f"The {name!r} parameter of {owner} must have finite bounds. Got {bounds!r} instead.")
     if not np.all(lo < hi):
         j = int(np.argmin(hi - lo))
         raise ValueError(
-            f"The {name!r} parameter of {owner} must be {rule}. Got {bounds!r} instead: lower = {float(lo[j])!r} >= "
-            f"upper = {float(hi[j])!r} at index {j}."
+            f"The {name!r} parameter of {owner} must satisfy lower < upper for every feature (column). Got "
+            f"{bounds!r} instead: lower = {float(lo[j])!r} >= upper = {float(hi[j])!r} at index {j}."
         )
     check_bounds_scale(lo, hi, name, owner)
     return lo, hi

@@ -469,7 +469,7 @@ def functional_mechanism(
     mechanism = KNormMechanism(ball, sens, epsilon, sampler=sampler)
     lattice = None if exact is None or nonprivate_active() else mechanism.lattice
     if exact is not None:  # round the exact T to the lattice in integers; else round it once to a double
-        T = exact.value if lattice is None else exact.on_lattice(lattice.spacing)
+        T = exact.value if lattice is None else exact.on_lattice(lattice.spacing)[0]
     release = mechanism.release(T, rng=rng, accountant=accountant, label=label)
     if lattice is not None:
         release = replace(release, sampler=f"{release.sampler}; {EXACT_NOTE}")
