@@ -78,7 +78,7 @@ def check_bounds(bounds, p, owner, name="bounds"):
         raise ValueError(
             f"The {name!r} parameter of {owner} must be given as (lower, upper): the declared domain of the data, for "
             f"example {name}=(0, 100) or {name}=([0, 0], [10, 1]) with one entry per column. Bounds are never read "
-            "from the data: bounds derived from the data would leak privacy. Got None instead."
+            "from the data and never derived from the data, since that would leak privacy. Got None instead."
         )
     try:
         lo, hi = bounds
@@ -92,8 +92,8 @@ def check_bounds(bounds, p, owner, name="bounds"):
     if not np.all(lo < hi):
         j = int(np.argmin(hi - lo))
         raise ValueError(
-            f"The {name!r} parameter of {owner} must satisfy lower < upper for every feature (column). Got "
-            f"{bounds!r} instead: lower = {float(lo[j])!r} >= upper = {float(hi[j])!r} at index {j}."
+            f"The {name!r} parameter of {owner} must satisfy lower < upper for every feature (column). Got lower = "
+            f"{float(lo[j])!r} >= upper = {float(hi[j])!r} at index {j} (bounds {bounds!r}) instead."
         )
     check_bounds_scale(lo, hi, name, owner)
     return lo, hi

@@ -58,9 +58,14 @@ CASES = [
     (
         lambda: dp.mean(x, (1, 0), epsilon=1),
         ValueError,
-        BOUNDS_RULE.format("mean") + r"satisfy lower < upper.*Got \(1, 0\) instead: lower = 1.0 >= upper = 0.0",
+        BOUNDS_RULE.format("mean")
+        + r"satisfy lower < upper.*Got lower = 1.0 >= upper = 0.0 at index 0 \(bounds \(1, 0\)\)",
     ),
-    (lambda: dp.var(x, (1, 1), epsilon=1), ValueError, BOUNDS_RULE.format("var") + r"satisfy.*Got \(1, 1\) instead"),
+    (
+        lambda: dp.var(x, (1, 1), epsilon=1),
+        ValueError,
+        BOUNDS_RULE.format("var") + r"satisfy.*\(bounds \(1, 1\)\) instead",
+    ),
     (
         lambda: dp.sum(x, (0, math.inf), epsilon=1),
         ValueError,
