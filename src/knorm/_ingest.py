@@ -145,7 +145,7 @@ def refuse_nonfinite(nans, infinite, owner, name):
         )
     if infinite:  # clipping inf to a bound would hide a data error
         raise ValueError(
-            f"The {name!r} parameter of {owner} must hold finite values: inf is not clipped silently. "
+            f"The {name!r} parameter of {owner} must hold finite values (no infinity: inf is not clipped silently). "
             f"Got {infinite} infinite value(s) instead."
         )
 

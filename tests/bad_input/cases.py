@@ -2028,8 +2028,20 @@ def _rows():
         (T, V),
         mentions("'epsilon' parameter of LinearRegression", "Got True"),
     )
-    add(e, "X holds NaN", lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y), V, says("Input X contains NaN"))
-    add(e, "X holds inf", lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y), V, says("Input X contains infinity"))
+    add(
+        e,
+        "X holds NaN",
+        lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y),
+        V,
+        says("'X' parameter of LinearRegression", "must not hold NaN", "NaN value(s)"),
+    )
+    add(
+        e,
+        "X holds inf",
+        lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y),
+        V,
+        says("'X' parameter of LinearRegression", "finite values", "infinite value(s)"),
+    )
     add(e, "y holds NaN", lambda: lin().fit(X, np.where(Y > 0.5, np.nan, Y)), V, says("Input y contains NaN"))
     add(
         e,
@@ -2504,14 +2516,14 @@ def _rows():
         "X holds NaN",
         lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite value(s)"),
+        says("'X' parameter of sufficient_statistics", "must not hold NaN", "NaN value(s)"),
     )
     add(
         e,
         "y holds inf",
         lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite"),
+        says("'y' parameter of sufficient_statistics", "finite values", "infinite value(s)"),
     )
     add(
         e,

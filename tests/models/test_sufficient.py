@@ -83,7 +83,10 @@ def test_pandas_equals_numpy():
 def test_non_finite_rejected(bad):
     X, y = make_data(50)
     X[7, 1] = bad
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match=r"'X' parameter of sufficient_statistics must .*Got 1 (NaN|infinite) value"):
+        sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
+    X[7, 1], y[3], y[4] = 0.0, bad, bad
+    with pytest.raises(ValueError, match=r"'y' parameter of sufficient_statistics must .*Got 2 (NaN|infinite) value"):
         sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
 
 
@@ -130,7 +133,7 @@ def test_dask_non_finite_rejected():
     da = pytest.importorskip("dask.array")
     X, y = make_data(500)
     X[321, 2] = np.nan
-    with pytest.raises(ValueError, match="1 NaN or infinite"):
+    with pytest.raises(ValueError, match="'X' parameter of sufficient_statistics must not hold NaN.*Got 1 NaN"):
         sufficient_statistics(
             da.from_array(X, chunks=100), da.from_array(y, chunks=100), bounds_X=(LO, HI), bounds_y=BY
         )

@@ -316,7 +316,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             p = self._set_features(X)
         else:
             with numeric_input(_OWNER, X=X, y=y):
-                X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+                # NaN and inf: refused (with counts) by the exact statistic's one pass over the data
+                X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_all_finite=False)
                 y = np.asarray(y, dtype=np.float64)  # text labels fail here, inside the clear error
             p = X.shape[1]
         lo, hi = check_bounds(self.bounds_X, p, _OWNER, "bounds_X")

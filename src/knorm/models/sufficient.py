@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from knorm._exact import ExactSums, lattice_round
-from knorm._ingest import check_bounds, is_dask
+from knorm._ingest import check_bounds, is_dask, refuse_nonfinite
 from knorm._validation import numeric_input
 from knorm.models._base import unit_factor
 from knorm.sensitivity import RegressionLayout
@@ -41,6 +41,9 @@ _LIMB_BITS = 16
 _EXACT_ROWS = 1 << 20
 # Rows per block: the buffers (3 (p + 1) + 1 doubles a row, 550 KB at p = 10) stay in cache.
 _BLOCK_ROWS = 1 << 11
+# fl(v + _ROUNDER) - _ROUNDER rounds |v| <= 2^32 to a multiple of 2^16, ties to even (the unit of the binade
+# [2^68, 2^69) is 2^16, and _ROUNDER / 2^16 = 1.5 2^52 is even, so the tie goes to an even multiple).
+_ROUNDER = 1.5 * 2.0 ** (52 + _LIMB_BITS)
 # int64 totals of at most this many rows: entries below 2^30 2^32 = 2^62, flushed into Python integers.
 _FLUSH_ROWS = 1 << 30
 
@@ -364,10 +367,13 @@ class _LimbKernel:
        raw values counted (NaN and inf set to 0 and reported by the caller, values
        outside the bounds counted as clipped) and the cap applied;
     3. v = round(2^32 z), ties to even: the record on the grid 2^-32;
-    4. the limbs high = round(v 2^-16) and low = v - 2^16 high (|low| <= 2^15), exact
-       integer arithmetic, and K = [high, low, 1];
-    5. K K' (one BLAS call) holds every limb product and every limb sum: exact integers
-       below 2^52 (see ExactStatistic, Notes), added into int64 totals that are moved into
+    4. the limbs high = round(v 2^-16) (ties to even) and low = v - 2^16 high
+       (|low| <= 2^15), exact integer arithmetic: 2^16 high is fl(2^32 v + R) - R with
+       R = 1.5 2^68, whose binade has the unit 2^16; K = [2^16 high, low, 1];
+    5. K K' (one BLAS call) holds every limb product and every limb sum, times 2^32,
+       2^16 or 1: exact, since a power-of-two multiple of integers below 2^52 (see
+       ExactStatistic, Notes) is summed exactly in any order; the powers of two are
+       divided out exactly, and the integers added into int64 totals that are moved into
        Python integers long before they could overflow.
 
     The result is the summed matrix [high, low, 1] [high, low, 1]' of the records, in the
@@ -381,6 +387,8 @@ class _LimbKernel:
         self.Z = np.empty((q, rows))
         self.K = np.empty((2 * q + 1, rows))
         self.K[2 * q] = 1.0
+        d = np.r_[np.full(q, 2.0**-_LIMB_BITS), np.ones(q + 1)]
+        self.unscale = np.outer(d, d)
         self.total = np.zeros((2 * q + 1, 2 * q + 1), dtype=object)
         self.acc = np.zeros((2 * q + 1, 2 * q + 1), dtype=np.int64)
         self.acc_rows = self.n_clipped = self.n_bad = 0
@@ -407,12 +415,13 @@ class _LimbKernel:
             self.n_clipped += int(np.count_nonzero(raw < self.lo)) + int(np.count_nonzero(raw > self.hi))
             np.clip(Z, -one, one, out=Z)
         np.rint(Z, out=Z)  # v 2^32: the record on the grid 2^-32, ties to even
-        high, low = K[:q], K[q : 2 * q]
-        np.multiply(Z, 2.0**-_LIMB_BITS, out=high)
-        np.rint(high, out=high)
-        np.multiply(high, 2.0**_LIMB_BITS, out=low)
-        np.subtract(Z, low, out=low)  # v 2^32 = high 2^16 + low, |low| <= 2^15: exact
-        self.acc += (K @ K.T).astype(np.int64)  # exact integers below 2^52
+        top, low = K[:q], K[q : 2 * q]
+        np.add(Z, _ROUNDER, out=top)  # fl(v 2^32 + 1.5 2^68): the binade's unit is 2^16
+        top -= _ROUNDER  # 2^16 high, high = round(v 2^16), ties to even: exact
+        np.subtract(Z, top, out=low)  # v 2^32 = 2^16 high + low, |low| <= 2^15: exact
+        G = K @ K.T  # exact: 2^32, 2^16 or 1 times integers below 2^52 (scaled sums are exact)
+        G *= self.unscale  # the powers of two out: the limb Gram matrix [high, low, 1] [high, low, 1]'
+        self.acc += G.astype(np.int64)
         self.acc_rows += m
         if self.acc_rows >= _FLUSH_ROWS:
             self.flush()
@@ -453,18 +462,32 @@ def _from_limbs(total, q):
     return ExactStatistic(gram, sums, int(total[2 * q, 2 * q]))
 
 
-def _check_finite(n_nonfinite, owner):
-    if n_nonfinite:
-        raise ValueError(
-            f"Input X or y of {owner} contains {n_nonfinite} NaN or infinite value(s). "
-            "Drop or impute them first: clipping cannot place a missing value."
-        )
+def _check_finite(n_nonfinite, owner, X, y):
+    """Refuse NaN and inf, which the kernel found (``n_nonfinite``), naming the input that holds them.
+
+    Only on that error path are the inputs read again, to count (for the curator) what
+    each holds.
+    """
+    if not n_nonfinite:
+        return
+    for name, data in (("X", X), ("y", y)):
+        if is_dask(data):
+            import dask
+
+            data = data.to_dask_array(lengths=True) if hasattr(data, "to_dask_array") else data
+            nans, infs = dask.compute(dask.array.isnan(data).sum(), dask.array.isinf(data).sum())
+        else:
+            with numeric_input(owner, **{name: data}):
+                data = np.asarray(data, dtype=float)
+            nans, infs = np.isnan(data).sum(), np.isinf(data).sum()
+        refuse_nonfinite(int(nans), int(infs), owner, name)
+    raise ValueError(f"Input X or y of {owner} contains {n_nonfinite} NaN or infinite value(s).")  # not reached
 
 
 def _numpy_partials(X, y, lo, hi, owner):
     """(ExactStatistic, n_clipped) of numpy X, y (blocks of bounded memory)."""
     total, _, n_clipped, n_bad = _block_partials(X, y, lo, hi)
-    _check_finite(n_bad, owner)
+    _check_finite(n_bad, owner, X, y)
     return _from_limbs(total, len(lo)), n_clipped
 
 
@@ -545,7 +568,7 @@ def _dask_partials(X, y, lo, hi, owner):
     parts = [dask.delayed(_block_partials)(xb, yb, lo, hi) for xb, yb in _dask_blocks(X, y, owner)]
     total = dask.delayed(_sum_partials)(parts, len(lo))
     G, n, n_clipped, n_bad = dask.compute(total)[0]
-    _check_finite(n_bad, owner)
+    _check_finite(n_bad, owner, X, y)
     exact = _from_limbs(G, len(lo))
     if exact.n_samples != n:  # the ones row counts the rows: a consistency check
         raise RuntimeError(f"{owner}: {exact.n_samples} rows summed but {n} seen.")
