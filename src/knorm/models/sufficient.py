@@ -364,8 +364,9 @@ class _LimbKernel:
        the grid below rounds to -1 either way);
     2. the smallest and the largest mapped value of the block (every column shares the
        range [-2^32, 2^32]) show NaN, inf and values beyond the bounds; only then are the
-       raw values counted (NaN and inf set to 0 and reported by the caller, values
-       outside the bounds counted as clipped) and the cap applied;
+       raw values read again and counted (NaN and inf set to 0 and reported by the
+       caller, values outside the bounds counted as clipped) and the cap applied (a
+       finite x far outside the bounds may map to +-inf: the cap takes it to +-2^32);
     3. v = round(2^32 z), ties to even: the record on the grid 2^-32;
     4. the limbs high = round(v 2^-16) (ties to even) and low = v - 2^16 high
        (|low| <= 2^15), exact integer arithmetic: 2^16 high is fl(2^32 v + R) - R with
@@ -400,20 +401,21 @@ class _LimbKernel:
         K = self.K[:, :m] if m < self.K.shape[1] else self.K
         Z[:-1] = Xb.T
         Z[-1] = yb
-        Z -= self.lo
-        Z *= self.scale
+        with np.errstate(over="ignore"):  # x far outside the bounds: +-inf, capped below
+            Z -= self.lo
+            Z *= self.scale
         Z -= one
         low_end, high_end = Z.min(), Z.max()  # NaN propagates; inf and values beyond the bounds show here
-        if not (low_end >= -one and high_end <= one):
-            if not (np.isfinite(low_end) and np.isfinite(high_end)):
-                finite = np.isfinite(Z)
-                self.n_bad += Z.size - int(np.count_nonzero(finite))
-                Z[~finite] = 0.0  # reported by the caller; keeps the sums finite
+        if not (low_end >= -one and high_end <= one):  # read the raw values (a huge finite x can map to inf)
             raw = np.empty_like(Z)
             raw[:-1] = Xb.T
             raw[-1] = yb
+            finite = np.isfinite(raw)
+            if not finite.all():
+                self.n_bad += raw.size - int(np.count_nonzero(finite))
+                raw[~finite] = Z[~finite] = 0.0  # reported by the caller; keeps the sums finite
             self.n_clipped += int(np.count_nonzero(raw < self.lo)) + int(np.count_nonzero(raw > self.hi))
-            np.clip(Z, -one, one, out=Z)
+            np.clip(Z, -one, one, out=Z)  # an overflow to +-inf (x far outside) is capped too
         np.rint(Z, out=Z)  # v 2^32: the record on the grid 2^-32, ties to even
         top, low = K[:q], K[q : 2 * q]
         np.add(Z, _ROUNDER, out=top)  # fl(v 2^32 + 1.5 2^68): the binade's unit is 2^16
