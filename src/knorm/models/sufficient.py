@@ -399,10 +399,9 @@ class _LimbKernel:
         m, q, one = len(yb), self.q, 2.0**GRID_BITS
         Z = self.Z[:, :m] if m < self.Z.shape[1] else self.Z
         K = self.K[:, :m] if m < self.K.shape[1] else self.K
-        Z[:-1] = Xb.T
-        Z[-1] = yb
         with np.errstate(over="ignore"):  # x far outside the bounds: +-inf, capped below
-            Z -= self.lo
+            np.subtract(Xb.T, self.lo[:-1], out=Z[:-1])  # the copy into the layout, and x - lo, in one pass
+            np.subtract(yb, self.lo[-1], out=Z[-1])
             Z *= self.scale
         Z -= one
         low_end, high_end = Z.min(), Z.max()  # NaN propagates; inf and values beyond the bounds show here
