@@ -180,7 +180,13 @@ class ExactStatistic(ExactSums):
         return self.value if dtype is None else self.value.astype(dtype)
 
     def resolve(self):
-        """Return T as floats (:attr:`value`): the statistic of a continuous or non-private release."""
+        """Return T as floats: the statistic of a continuous or non-private release.
+
+        Returns
+        -------
+        ndarray of float, shape (d,)
+            :attr:`value`: each coordinate the exact value rounded once.
+        """
         return self.value
 
     def on_lattice(self, spacing, ball=None):
