@@ -2028,8 +2028,20 @@ def _rows():
         (T, V),
         mentions("'epsilon' parameter of LinearRegression", "Got True"),
     )
-    add(e, "X holds NaN", lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y), V, says("Input X contains NaN"))
-    add(e, "X holds inf", lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y), V, says("Input X contains infinity"))
+    add(
+        e,
+        "X holds NaN",
+        lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y),
+        V,
+        says("'X' parameter of LinearRegression", "must not hold NaN", "NaN value(s)"),
+    )
+    add(
+        e,
+        "X holds inf",
+        lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y),
+        V,
+        says("'X' parameter of LinearRegression", "finite values", "infinite value(s)"),
+    )
     add(e, "y holds NaN", lambda: lin().fit(X, np.where(Y > 0.5, np.nan, Y)), V, says("Input y contains NaN"))
     add(
         e,
@@ -2504,14 +2516,14 @@ def _rows():
         "X holds NaN",
         lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite value(s)"),
+        says("'X' parameter of sufficient_statistics", "must not hold NaN", "NaN value(s)"),
     )
     add(
         e,
         "y holds inf",
         lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite"),
+        says("'y' parameter of sufficient_statistics", "finite values", "infinite value(s)"),
     )
     add(
         e,
@@ -2577,19 +2589,19 @@ def _rows():
             exc,
             says("'epsilon' parameter of knorm.stats.mean", "range (0, inf)", f"Got {got}"),
         )
-    for bounds, what in (
-        ((10, 0), "bounds reversed (10, 0)"),
-        ((math.nan, 10), "bounds = (nan, 10)"),
-        ((0, math.inf), "bounds = (0, inf)"),
-        ((0, 1, 2), "bounds = (0, 1, 2) (a triple)"),
-        ("ab", "bounds = 'ab'"),
+    for bounds, what, rule in (
+        ((10, 0), "bounds reversed (10, 0)", "lower < upper"),
+        ((math.nan, 10), "bounds = (nan, 10)", "finite bounds"),
+        ((0, math.inf), "bounds = (0, inf)", "finite bounds"),
+        ((0, 1, 2), "bounds = (0, 1, 2) (a triple)", "pair (lower, upper) of finite numbers"),
+        ("ab", "bounds = 'ab'", "pair (lower, upper) of finite numbers"),
     ):
         add(
             e,
             what,
             lambda bounds=bounds: dp.mean(X1, bounds, epsilon=1.0, rng=0),
             V,
-            says("'bounds' parameter of knorm.stats.mean", "finite numbers", "with lower < upper", f"Got {bounds!r}"),
+            says("'bounds' parameter of knorm.stats.mean", rule, f"{bounds!r}"),
         )
     add(
         e,
@@ -2778,14 +2790,14 @@ def _rows():
         "var bounds of length 2 for one column",
         lambda: dp.var(X1, ([0, 0], [1, 1]), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.var", "lower < upper", "Got ([0, 0], [1, 1])"),
+        says("'bounds' parameter of knorm.stats.var", "arrays of length 1", "Got ([0, 0], [1, 1])"),
     )
     add(
         e,
         "std bounds reversed (10, 0)",
         lambda: dp.std(X1, (10, 0), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.std", "lower < upper", "Got (10, 0)"),
+        says("'bounds' parameter of knorm.stats.std", "lower < upper", "(bounds (10, 0))"),
     )
     add(
         e,
@@ -2815,7 +2827,7 @@ def _rows():
         "bounds reversed (1, -1)",
         lambda: dp.covariance(X, (1, -1), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.covariance", "lower < upper", "Got (1, -1)"),
+        says("'bounds' parameter of knorm.stats.covariance", "lower < upper", "(bounds (1, -1))"),
     )
     add(
         e,

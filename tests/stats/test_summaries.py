@@ -11,14 +11,15 @@ from scipy.spatial import ConvexHull
 
 import knorm.stats as dp
 from knorm import PrivacyAccountant
+from knorm._ingest import clip_count
 from knorm.accounting import SeedReuseError
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LinearImage, LpBall
 from knorm.mechanisms import Release
 from knorm.noise import KNormNoise
-from knorm.stats._core import clip_count, publish
+from knorm.stats._core import publish
+from knorm.stats._linear import linear_space as _linear_space
 from knorm.stats._transforms import VarianceFromMoments
-from knorm.stats.summaries import _linear_space
 from tests.settings import ALPHA, SEED, Z_MAX
 from tests.stats._helpers import CONTAINERS, container, noiseless, root
 

@@ -382,7 +382,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             X, y = validate_data(self, X, y, dtype=np.float64)
         classes, y_idx = self._encode_labels(y)
         k = len(classes)
-        lo, hi = check_bounds(self.bounds_X, X.shape[1], "bounds_X", _OWNER)
+        lo, hi = check_bounds(self.bounds_X, X.shape[1], _OWNER, "bounds_X")
         Z, slope, shift, n_clipped = _scale(X, lo, hi, self.fit_intercept)
         n, m = Z.shape
         share = self._resolve_share(k, n, m, epsilon)

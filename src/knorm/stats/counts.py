@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 
+from knorm._ingest import as_columns, clip_count, is_dask, n_records
 from knorm._validation import check_positive
 from knorm.geometry import LpBall
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
-from knorm.stats._core import as_columns, check_neighbours, clip_count, n_records, publish, total
+from knorm.stats._core import check_neighbours, publish, total
 from knorm.stats._transforms import Expand
 
 __all__ = ["histogram", "histogramdd", "vote"]
@@ -33,7 +34,7 @@ def _bin_indices(A, edge_list, owner):
     lo = np.array([e[0] for e in edge_list])
     hi = np.array([e[-1] for e in edge_list])
     A, _ = clip_count(A, lo, hi, owner)
-    A = np.asarray(A.compute() if hasattr(A, "compute") else A)
+    A = np.asarray(A.compute() if is_dask(A) else A)
     idx = np.zeros(len(A), dtype=np.int64)
     for j, edges in enumerate(edge_list):
         cell = np.clip(np.searchsorted(edges, A[:, j], side="right") - 1, 0, len(edges) - 2)
@@ -269,7 +270,7 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(scores, owner, "scores")
-    A = np.asarray(A.compute() if hasattr(A, "compute") else A)
+    A = np.asarray(A.compute() if is_dask(A) else A)
     n, d = A.shape
     if d < 2:
         raise ValueError(

@@ -8,20 +8,12 @@ import math
 
 import numpy as np
 
+from knorm._exact import RecordSums
+from knorm._ingest import as_columns, check_bounds, clip_count, n_records
 from knorm._validation import check_positive, param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import (
-    RecordSums,
-    as_columns,
-    check_bounds,
-    check_ddof,
-    check_neighbours,
-    clip_count,
-    n_records,
-    publish,
-    standard_box,
-)
+from knorm.stats._core import check_ddof, check_neighbours, publish, standard_box
 from knorm.stats._transforms import CovarianceFromMoments
 
 __all__ = ["covariance", "covariance_matrix", "mean_and_covariance", "second_moment_ball"]
@@ -171,14 +163,14 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
     """:func:`mean_and_covariance`, naming ``owner`` in its errors."""
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
-    A = as_columns(X, owner, "X")
+    A = as_columns(X, owner, "X", finite=False)  # NaN and inf: refused by clip_count's one scan
     p = A.shape[1]
     if p < 2:
         raise ValueError(f"The 'X' parameter of {owner} must have at least 2 columns. Got {p} instead (use var).")
     lo, hi = check_bounds(bounds, p, owner)
     with_count = neighbours == "add_remove"
     check_ddof(ddof, None if with_count else n_records(A), owner)
-    A, _ = clip_count(A, lo, hi, owner)
+    A, _ = clip_count(A, lo, hi, owner, "X")
     pairs, lin, cross, sq = _layout(p)
     standardised = not with_count and p <= _MAX_KT_COLUMNS
     if standardised:  # z = (x - c) / a in [-1, 1]: the K_T image is then diagonal (lattice-capable)

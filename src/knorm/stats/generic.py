@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from knorm._exact import RecordSums
+from knorm._ingest import as_columns, clip_count
 from knorm._validation import check_positive
 from knorm.mechanisms import choose_mechanism
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import RecordSums, as_columns, check_neighbours, clip_count
+from knorm.stats._core import check_neighbours
 
 __all__ = ["release"]
 
