@@ -464,8 +464,10 @@ def fit_objective_perturbation(
     argmin, so use the sum form). V(a; X') = V(a; X) - grad l(a; z), and pdf(a | X') =
     f(V(a; X')) |det(C + hess l(a; z))| with C = sum_{i in X} hess l(a; z_i) + gamma I.
     The noise factor is at most exp(eps q) when Delta >= sup_{theta, z} ||grad l(theta;
-    z)||_K (the one-record space of ``loss.gradient_space(m, neighbours='add_remove')``:
-    for the binary loss the cube [-1, 1]^m, half the replace-one Delta). The Hessian
+    z)||_K (the one-record space of ``loss.gradient_space(m, neighbours='add_remove')``).
+    For the binary loss (sigma - y) z lies in [-1, 1]^m and every point of that cube is
+    a limit (y = 1, theta = -t z, t -> inf gives -z), so the hull is the cube: Delta = 1
+    (l_inf), sqrt(m) (l2), m (l1), half the replace-one values. The Hessian
     factor is det C / det(C + hess l(a; z)) <= 1 one way and det(I + C^{-1} hess l(a; z))
     <= exp(eps (1 - q)) the other, as above (also for an empty X). So the same lambda and
     gamma give exp(eps) in both directions.
