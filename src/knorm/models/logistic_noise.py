@@ -119,6 +119,7 @@ def norm_name(norm, n_classes):
     Returns
     -------
     str
+        The name used in release labels.
 
     Examples
     --------

@@ -35,7 +35,7 @@ def scale_features(X, lo, hi, fit_intercept):
     Z : ndarray of shape (n, p + fit_intercept)
         The scaled records.
     slope, shift : ndarray of shape (p,)
-        theta_j z_j = slope_j theta_j x_j + shift_j theta_j (shift 0 without intercept).
+        The maps theta_j z_j = slope_j theta_j x_j + shift_j theta_j (shift 0 without intercept).
     n_clipped : int
         Entries of X outside the bounds (curator-only).
 
@@ -71,8 +71,9 @@ def to_original_units(thetas, slope, shift, fit_intercept):
     Returns
     -------
     coef : ndarray of shape (c, p)
+        The coefficients in the original units.
     intercept : ndarray of shape (c,)
-        Zeros without intercept.
+        The intercepts in the original units (zeros without intercept).
 
     Examples
     --------

@@ -98,7 +98,7 @@ class BinaryLogisticLoss:
         Returns
         -------
         int
-            m.
+            The number m of features.
         """
         return m
 
@@ -113,7 +113,7 @@ class BinaryLogisticLoss:
         Returns
         -------
         float
-            m / 4 (sigma' <= 1/4 and ||z||_2^2 <= m).
+            The bound m / 4 (sigma' <= 1/4 and ||z||_2^2 <= m).
         """
         return m / 4.0
 
@@ -145,6 +145,7 @@ class BinaryLogisticLoss:
         Returns
         -------
         ndarray of shape (n,)
+            The labels as floats.
         """
         return np.asarray(y, dtype=float)
 
@@ -161,6 +162,7 @@ class BinaryLogisticLoss:
         Returns
         -------
         ndarray of shape (n,)
+            The scores theta'z_i.
         """
         return Z @ theta
 
@@ -177,6 +179,7 @@ class BinaryLogisticLoss:
         Returns
         -------
         float
+            The loss summed over the records.
         """
         return float(np.log1p(np.exp(-np.abs(S))).sum() + np.maximum(S, 0.0).sum() - Y @ S)
 
@@ -195,6 +198,7 @@ class BinaryLogisticLoss:
         Returns
         -------
         ndarray of shape (m,)
+            The gradient summed over the records.
         """
         return Z.T @ (expit(S) - Y)
 
@@ -213,7 +217,9 @@ class BinaryLogisticLoss:
         Returns
         -------
         gradient : ndarray of shape (m,)
+            The gradient summed over the records.
         hessian : ndarray of shape (m, m)
+            The Hessian summed over the records.
         """
         p = expit(S)
         return Z.T @ (p - Y), (Z * (p * (1.0 - p))[:, None]).T @ Z
@@ -258,6 +264,7 @@ class MultinomialLogisticLoss:
         Returns
         -------
         int
+            The dimension (k - 1) m.
         """
         return self.rank * m
 
@@ -272,7 +279,7 @@ class MultinomialLogisticLoss:
         Returns
         -------
         float
-            m T / (k - 1), T of :func:`hessian_trace_bound` (m / 4 for k = 2).
+            The bound m T / (k - 1), T of :func:`hessian_trace_bound` (m / 4 for k = 2).
         """
         return m * hessian_trace_bound(self.n_classes) / self.rank
 
@@ -304,6 +311,7 @@ class MultinomialLogisticLoss:
         Returns
         -------
         ndarray of shape (n, k - 1)
+            Column i - 1 is 1 where y = i.
         """
         return (np.asarray(y)[:, None] == np.arange(1, self.n_classes)[None, :]).astype(float)
 
@@ -320,6 +328,7 @@ class MultinomialLogisticLoss:
         Returns
         -------
         ndarray of shape (n, k - 1)
+            The scores theta_i'z of each record and class i >= 1.
         """
         return Z @ theta.reshape(self.rank, Z.shape[1]).T
 
@@ -336,6 +345,7 @@ class MultinomialLogisticLoss:
         Returns
         -------
         float
+            The loss summed over the records.
         """
         _, lse = _probabilities(S)
         return float(lse.sum() - np.sum(Y * S))
@@ -355,6 +365,7 @@ class MultinomialLogisticLoss:
         Returns
         -------
         ndarray of shape ((k - 1) m,)
+            The gradient summed over the records.
         """
         P, _ = _probabilities(S)
         return ((P - Y).T @ Z).ravel()
@@ -374,7 +385,9 @@ class MultinomialLogisticLoss:
         Returns
         -------
         gradient : ndarray of shape ((k - 1) m,)
+            The gradient summed over the records.
         hessian : ndarray of shape ((k - 1) m, (k - 1) m)
+            The Hessian summed over the records.
         """
         P, _ = _probabilities(S)
         return ((P - Y).T @ Z).ravel(), _hessian(Z, P)
