@@ -188,8 +188,9 @@ def _random_bits(n, rng):
 
 
 # -- Bernoulli(exp(-gamma)) ----------------------------------------------------------
+@functools.lru_cache(maxsize=256)
 def _batch_rounds(bmax, cap):
-    """Largest m <= cap with bmax^m m! <= 2^63 - 1 (at least 1)."""
+    """Largest m <= cap with bmax^m m! <= 2^63 - 1 (at least 1); kept per (bmax, cap)."""
     m = 1
     while m < cap and bmax ** (m + 1) * math.factorial(m + 1) <= INT64_MAX:
         m += 1
@@ -234,6 +235,13 @@ def _bernoulli_exp_frac(a, b, rng, cap=_MAX_BATCH):
     m = _batch_rounds(int(np.max(b)), cap)
     span = b**m * math.factorial(m)
     w = rng.integers(0, int(span), size=n) if scalar_b else _uniform_below(span, rng)
+    if m == 1:  # one round per uniform (b > 2^31.5, the dyadic rates): round 1 succeeds iff w < a
+        first = w < a
+        rest = first.nonzero()[0]
+        out = ~first
+        if rest.size:
+            out[rest] = _continue_alg1(a[rest], b if scalar_b else b[rest], 2, rng)
+        return out
     # count = number of leading successful rounds (capped at m): rounds 1..k succeed iff w < thr_k.
     count = np.zeros(n, dtype=np.int64)
     ak = np.ones(n, dtype=np.int64)
@@ -242,7 +250,7 @@ def _bernoulli_exp_frac(a, b, rng, cap=_MAX_BATCH):
         thr = ak * b ** (m - k) * (math.factorial(m) // math.factorial(k))
         count += w < thr
     out = count % 2 == 0  # K = count + 1 is odd
-    rest = np.flatnonzero(count == m)
+    rest = (count == m).nonzero()[0]
     if rest.size:
         out[rest] = _continue_alg1(a[rest], b if scalar_b else b[rest], m + 1, rng)
     return out
@@ -254,7 +262,7 @@ def _bernoulli_exp1(n, rng, rounds=_E1_ROUNDS):
     w = rng.integers(0, span, size=n)
     # Round 1 (probability 1/1) always succeeds, round k >= 2 iff w < span / k!; K = count + 1.
     out = (w < span // 2) & (w >= span // 6)  # exactly 2 successes: K = 3, odd
-    deep = np.flatnonzero(w < span // 6)  # 3 or more successes, probability 1/6
+    deep = (w < span // 6).nonzero()[0]  # 3 or more successes, probability 1/6
     if deep.size:
         wd = w[deep]
         count = np.full(deep.size, 3, dtype=np.int64)
@@ -271,7 +279,7 @@ def _geometric_e1(n, rng):
     """n draws of V with P(V = v) = (1 - e^-1) e^-v: successes of Bernoulli(e^-1) before a failure."""
     first = _bernoulli_exp1(n, rng)
     v = first.astype(np.int64)
-    alive = np.flatnonzero(first)
+    alive = first.nonzero()[0]
     while alive.size:
         alive = alive[_bernoulli_exp1(alive.size, rng)]
         v[alive] += 1
@@ -493,14 +501,14 @@ class _GeometricTable:
             eq = w == thr
             tie = eq if tie is None else tie | eq
         if tie.any():  # probability about 2^-w_bits per draw
-            for e in np.flatnonzero(tie):
+            for e in tie.nonzero()[0]:
                 q[e] = self._resolve_tie(int(w[e]), int(q[e]), rng)
         return q
 
     def sample(self, n, rng):
         """n draws of Q (int64)."""
         q = self.count(rng.integers(0, 2**64, size=n, dtype=np.uint64), rng).view(np.int64)
-        tail = np.flatnonzero(q >= self.qstar)
+        tail = (q >= self.qstar).nonzero()[0]
         if tail.size:  # memorylessness: Q = q* + a fresh Q
             q[tail] += self.sample(tail.size, rng)
         return q
@@ -554,8 +562,9 @@ def _tilted_block(s, tau, j, n, rng):
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def _block_bits(s, tau, cap=_MAX_BLOCK_BITS):
-    """Largest j in [0, cap] with s 2^j <= 2^(tau - _BLOCK_RATE_BITS) (0 if there is none)."""
+    """Largest j in [0, cap] with s 2^j <= 2^(tau - _BLOCK_RATE_BITS) (0 if there is none); kept per rate."""
     j = 0
     while j < cap and tau >= _BLOCK_RATE_BITS and s << (j + 1) <= 1 << (tau - _BLOCK_RATE_BITS):
         j += 1
@@ -636,17 +645,17 @@ def _fast_dyadic(s, tau, n, rng, signed):
         words = rng.integers(0, 2**64, size=stop - start, dtype=np.uint64)
         q = table.count(words, rng)
         if q.max() >= qstar:
-            tails.append(start + np.flatnonzero(q >= qstar))
+            tails.append(start + (q >= qstar).nonzero()[0])
         if j:
             q <<= np.uint64(j)
             q |= (words >> rshift) & rmask
-            low = np.flatnonzero((words & atop) == 0)
+            low = ((words & atop) == 0).nonzero()[0]
             if low.size:
                 lows.append(start + low)
         mag = q.view(np.int64)
         if signed:
             neg = -(words & _U64_ONE).view(np.int64)  # 0 or -1
-            z = np.flatnonzero((mag | (neg + 1)) == 0)  # G = 0 with the sign bit set: a negative zero
+            z = ((mag | (neg + 1)) == 0).nonzero()[0]  # G = 0 with the sign bit set: a negative zero
             if z.size:
                 zeros.append(start + z)
             mag ^= neg
@@ -663,7 +672,7 @@ def _fast_dyadic(s, tau, n, rng, signed):
         gi = g[idx]
         r = np.abs(gi) & ((1 << j) - 1)
         sr = r * s
-        hit = np.flatnonzero(rng.integers(0, 1 << (tau - _BLOCK_RATE_BITS), size=idx.size) < sr)
+        hit = (rng.integers(0, 1 << (tau - _BLOCK_RATE_BITS), size=idx.size) < sr).nonzero()[0]
         if hit.size:  # round 1 succeeded (K >= 2): finish Algorithm 1, redraw R where K is even
             redo = hit[~_continue_alg1(sr[hit], 1 << tau, 2, rng)]
             if redo.size:
@@ -671,7 +680,7 @@ def _fast_dyadic(s, tau, n, rng, signed):
                 neg = gi[redo] < 0  # R > 0 here, so the first proposal's sign is readable
                 g[idx[redo]] += np.where(neg, -delta, delta)
                 if signed:  # the redrawn R may be 0 with Q = 0: under a minus sign, a negative zero too
-                    z = np.flatnonzero(neg & (g[idx[redo]] == 0))
+                    z = (neg & (g[idx[redo]] == 0)).nonzero()[0]
                     if z.size:
                         zeros.append(idx[redo[z]])
     if zeros:  # a negative zero would count zero twice: redraw (probability below s / 2^(tau + 1))
