@@ -21,8 +21,7 @@ from scipy.spatial import ConvexHull
 
 from knorm.audit import audit_mechanism
 from knorm.geometry import LpBall, NormBall
-from knorm.geometry.induced import CountBall, HistogramBall, SumBall, VoteBall
-from knorm.geometry.induced import _slices
+from knorm.geometry.induced import CountBall, HistogramBall, SumBall, VoteBall, _slices
 from knorm.geometry.induced._slices import _permutations_with_descents, capped_cube_counts
 from knorm.geometry.induced.votes import _uniform_permutohedron
 from knorm.mechanisms import KNormMechanism
