@@ -213,8 +213,9 @@ def _continue_alg1(a, b, j, rng):
     """Finish CKS Algorithm 1 (gamma = a/b) for entries whose rounds 1..j-1 succeeded: whether K is odd."""
     out = np.empty(a.shape, dtype=bool)
     rest = np.arange(a.size)
+    scalar_b = np.ndim(b) == 0
     while rest.size:
-        hit = _later_rounds(a[rest], b if np.ndim(b) == 0 else b[rest], j, rng)
+        hit = _later_rounds(a[rest], b if scalar_b else b[rest], j, rng)
         out[rest[~hit]] = j % 2 == 1  # stopped with K = j
         rest = rest[hit]
         j += 1
@@ -231,10 +232,14 @@ def _bernoulli_exp_frac(a, b, rng, cap=_MAX_BATCH):
     if n == 0:
         return np.empty(0, dtype=bool)
     scalar_b = np.ndim(b) == 0
-    b = np.int64(b) if scalar_b else np.asarray(b, dtype=np.int64)
-    m = _batch_rounds(int(np.max(b)), cap)
+    if scalar_b:  # a Python int: b^m m! <= 2^63 - 1, so every product below fits int64
+        b = int(b)
+        m = _batch_rounds(b, cap)
+    else:
+        b = np.asarray(b, dtype=np.int64)
+        m = _batch_rounds(int(b.max()), cap)
     span = b**m * math.factorial(m)
-    w = rng.integers(0, int(span), size=n) if scalar_b else _uniform_below(span, rng)
+    w = rng.integers(0, span, size=n) if scalar_b else _uniform_below(span, rng)
     if m == 1:  # one round per uniform (b > 2^31.5, the dyadic rates): round 1 succeeds iff w < a
         first = w < a
         rest = first.nonzero()[0]
@@ -609,6 +614,11 @@ def _signed(magnitudes, n, rng):
     return out
 
 
+def _joined(parts):
+    """The index arrays of ``parts`` end to end (the one array itself when there is one chunk)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def _fast_dyadic(s, tau, n, rng, signed):
     """n draws of G (or of the discrete Laplace if ``signed``) of rate s / 2^tau: G = R + 2^j Q.
 
@@ -655,20 +665,21 @@ def _fast_dyadic(s, tau, n, rng, signed):
         mag = q.view(np.int64)
         if signed:
             neg = -(words & _U64_ONE).view(np.int64)  # 0 or -1
-            z = ((mag | (neg + 1)) == 0).nonzero()[0]  # G = 0 with the sign bit set: a negative zero
-            if z.size:
-                zeros.append(start + z)
+            if not mag.all():  # a zero magnitude (probability about the rate): is its sign bit set?
+                z = ((mag | (neg + 1)) == 0).nonzero()[0]  # G = 0 with the sign bit set: a negative zero
+                if z.size:
+                    zeros.append(start + z)
             mag ^= neg
             mag -= neg  # -G where the sign bit is set
         g[start:stop] = mag
     # Rare work, on signed values: |g| is the magnitude. A zero magnitude is never
     # touched below (it is no tail, and R = 0 passes Algorithm 1 at once).
     if tails:  # Q = q* + a fresh Q (memorylessness)
-        idx = np.concatenate(tails)
+        idx = _joined(tails)
         add = table.sample(idx.size, rng) << j
         g[idx] += np.where(g[idx] < 0, -add, add)
     if lows:
-        idx = np.concatenate(lows)
+        idx = _joined(lows)
         gi = g[idx]
         r = np.abs(gi) & ((1 << j) - 1)
         sr = r * s
@@ -684,7 +695,7 @@ def _fast_dyadic(s, tau, n, rng, signed):
                     if z.size:
                         zeros.append(idx[redo[z]])
     if zeros:  # a negative zero would count zero twice: redraw (probability below s / 2^(tau + 1))
-        idx = np.concatenate(zeros)
+        idx = _joined(zeros)
         g[idx] = _fast_dyadic(s, tau, idx.size, rng, True)
     return g
 
