@@ -677,8 +677,8 @@ def _law(ball, sensitivity, epsilon, spacing, on_lattice):
     0.5-1 ms each (issue 22).
     """
     gamma = None if spacing is None else check_spacing(spacing, ball.dim)
-    key = ("law or refusal", _ball_key(ball), float(sensitivity), float(epsilon))
-    key += (None if gamma is None else tuple(gamma.tolist()), bool(on_lattice))
+    spacing_key = None if gamma is None else tuple(gamma.tolist())
+    key = ("law or refusal", _ball_key(ball), float(sensitivity), float(epsilon), spacing_key, bool(on_lattice))
     return _cached(key, lambda: _law_uncached(ball, sensitivity, epsilon, spacing, gamma, on_lattice))
 
 
