@@ -19,6 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import check_positive, check_rng, param_error
 from knorm.geometry.base import LowAcceptanceError, NormBall
 from knorm.geometry.lp import LpBall
@@ -97,6 +98,7 @@ class MechanismChoice:
             return value
         return red.reduce(value)
 
+    @fill_doc
     def release(self, value, *, n_records=None, rng=None, accountant=None, label="K-norm release", names=()):
         """Release the statistic with the chosen mechanism (the one release path).
 
@@ -109,10 +111,8 @@ class MechanismChoice:
             The public number of records: needed for a flat statistic whose reduction
             adds a per-record constant (replace-one neighbours), to rebuild the full
             statistic.
-        rng : None, int, SeedSequence or Generator
-            Source of the noise.
-        accountant : PrivacyAccountant, optional
-            Charged before the noise is drawn.
+        %(rng)s
+        %(accountant)s
         label : str, default "K-norm release"
             What is released.
         names : tuple of str, default ()
@@ -265,6 +265,7 @@ def default_candidates(space, *, build_hull=True, time_limit=TIME_LIMIT, progres
     return _candidates(space, build_hull, time_limit, progress, cache, check_rng(rng, "default_candidates"))[0]
 
 
+@fill_doc
 def choose_mechanism(
     space,
     epsilon,
@@ -292,8 +293,7 @@ def choose_mechanism(
         The statistic's sensitivity space; every sensitivity is certified by it. A flat
         space is reduced to its affine span first (:meth:`SensitivitySpace.reduced`),
         unless ``reduce`` is False.
-    epsilon : float
-        Privacy budget.
+    %(epsilon)s
     candidates : dict of str to NormBall, optional
         Defaults to :func:`default_candidates` (with the certified hull). User balls
         may be given instead, in the space's dimension (or in the reduced dimension of

@@ -44,6 +44,7 @@ from functools import singledispatch
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import param_error
 from knorm.geometry import HistogramBall
 from knorm.mechanisms.lattice_balls import _as_interval, _count_polytope, _dedicated, _integer_rows
@@ -326,6 +327,7 @@ def _(ball: HistogramBall, gamma, rate):
     return HistogramLatticeNoise(ball, gamma, rate)
 
 
+@fill_doc
 def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=False):
     """Return the :class:`LatticeLaw` of a K-norm mechanism, or raise LatticeUnavailable.
 
@@ -335,8 +337,7 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=Fa
         The unit ball K.
     sensitivity : float
         The certified Delta.
-    epsilon : float
-        The budget.
+    %(epsilon)s
     spacing : float or array_like, optional
         The lattice spacings gamma_j (positive powers of two); by default
         :func:`choose_spacing`.

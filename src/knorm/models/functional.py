@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import check_positive, check_probability
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, Release, choose_mechanism
@@ -144,6 +145,7 @@ def check_norm(norm, p, neighbours, owner):
 
 
 @functools.lru_cache(maxsize=32)
+@fill_doc
 def auto_norm(p, neighbours="replace", statistic="paper"):
     """Return the norm that ``norm='auto'`` uses for p features.
 
@@ -151,8 +153,7 @@ def auto_norm(p, neighbours="replace", statistic="paper"):
     ----------
     p : int
         Number of features.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
     statistic : {'paper', 'gram'}, default 'paper'
         The released statistic: the paper's, or the one completed by sum y^2.
 
@@ -225,6 +226,7 @@ def _unit_floor(name, p, neighbours, statistic="paper", xy_share=None, level=_FL
     return float(np.quantile(spec, level))
 
 
+@fill_doc
 def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy_share=None, level=_FLOOR_LEVEL):
     """Return the eigenvalue floor tau of ``postprocess='eigen'``: public, from the noise law only.
 
@@ -236,8 +238,7 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy
         Number of features.
     epsilon : float
         Privacy budget of the release.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
     statistic : {'paper', 'gram'}, default 'paper'
         The released statistic (the response square adds a coordinate to the noise).
     xy_share : float, optional
@@ -347,6 +348,7 @@ class FunctionalRelease:
         )
 
 
+@fill_doc
 def functional_mechanism(
     T,
     n,
@@ -385,12 +387,9 @@ def functional_mechanism(
         Number of features.
     norm : {'l1', 'l2', 'linf', 'kt', 'cut'}
         The noise's norm ('auto' resolved by the caller, see :func:`auto_norm`).
-    epsilon : float
-        Privacy budget.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    accountant : PrivacyAccountant, optional
-        Charged epsilon before the noise is drawn.
+    %(epsilon)s
+    %(rng)s
+    %(accountant)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the released vector is (n, T') with undoubled squares.
     postprocess : {'eigen', 'pinv'}, default 'eigen'

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import check_probability
 from knorm.geometry import LpBall
 from knorm.models.objective import _unit_noise_second_moment
@@ -48,6 +49,7 @@ def _unit_noise_norm(m, neighbours):
     return float(np.quantile(np.abs(np.linalg.eigvalsh(E)).max(axis=1), 0.9))
 
 
+@fill_doc
 def auto_inference_share(n_samples, m, epsilon, sensitivity=0.5, *, neighbours="replace"):
     """Return the share of epsilon that ``inference_share='auto'`` spends on the Fisher information.
 
@@ -63,8 +65,7 @@ def auto_inference_share(n_samples, m, epsilon, sensitivity=0.5, *, neighbours="
     sensitivity : float, default 0.5
         The l_inf sensitivity of the released information vector
         (:func:`~knorm.sensitivity.softmax.logistic_information_space`).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
 
     Returns
     -------

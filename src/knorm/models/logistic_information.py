@@ -16,6 +16,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from knorm._docs import fill_doc
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism
 from knorm.mechanisms.knorm_mechanism import GRADIENT_TOLERANCE, OUTPUT_SHARE
@@ -26,6 +27,7 @@ from knorm.sensitivity.softmax import information_layout_weights, logistic_infor
 __all__ = ["release_information"]
 
 
+@fill_doc
 def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accountant, sampler, label):
     """Release I(theta_DP) with l_inf noise; return it, its floored count and the bootstrap's inputs.
 
@@ -41,8 +43,7 @@ def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accounta
         units (:func:`~knorm.models.logistic_scaling.coefficient_transform`).
     epsilon : float
         The budget of this release.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
+    %(rng)s
     neighbours : {'replace', 'add_remove'}
         The neighbouring relation.
     accountant : PrivacyAccountant or None

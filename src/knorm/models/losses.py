@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from knorm._docs import fill_doc
 from knorm.sensitivity import logistic_gradient_space
 from knorm.sensitivity.softmax import multinomial_gradient_space
 
@@ -117,6 +118,7 @@ class BinaryLogisticLoss:
         """
         return m / 4.0
 
+    @fill_doc
     def gradient_space(self, m, *, neighbours="replace"):
         """Return the sensitivity space of a per-record gradient (paper Section 4.1).
 
@@ -124,8 +126,7 @@ class BinaryLogisticLoss:
         ----------
         m : int
             Number of features (intercept column included).
-        neighbours : {'replace', 'add_remove'}, default 'replace'
-            The neighbouring relation.
+        %(neighbours)s
 
         Returns
         -------
@@ -283,6 +284,7 @@ class MultinomialLogisticLoss:
         """
         return m * hessian_trace_bound(self.n_classes) / self.rank
 
+    @fill_doc
     def gradient_space(self, m, *, neighbours="replace"):
         """Return the sensitivity space of a per-record gradient.
 
@@ -290,8 +292,7 @@ class MultinomialLogisticLoss:
         ----------
         m : int
             Number of features (intercept column included).
-        neighbours : {'replace', 'add_remove'}, default 'replace'
-            The neighbouring relation.
+        %(neighbours)s
 
         Returns
         -------

@@ -8,6 +8,7 @@ whose Notes hold the multiclass privacy proof).
 
 from __future__ import annotations
 
+from knorm._docs import fill_doc
 from knorm.models.losses import MultinomialLogisticLoss
 from knorm.models.objective import _newton, fit_objective_perturbation
 
@@ -68,6 +69,7 @@ def softmax_newton(Z, y, n_classes, *, gamma=0.0, linear=None, max_iter=100, tol
     return _newton(loss, Z, loss.targets(y), gamma, linear, max_iter, tol, theta0)
 
 
+@fill_doc
 def multinomial_objective_perturbation(
     Z,
     y,
@@ -107,10 +109,8 @@ def multinomial_objective_perturbation(
         The whole budget of the release.
     q : float
         Share of the objective-perturbation budget spent on the noise, in (0, 1).
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    accountant : PrivacyAccountant, optional
-        Charged epsilon before the noise is drawn.
+    %(rng)s
+    %(accountant)s
     max_iter : int, default 100
         Newton iterations.
     tol : float, default 1e-8

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from knorm._docs import fill_doc
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, Release, nonprivate_active
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
@@ -358,6 +359,7 @@ class ObjectiveFit:
         return self.release.value
 
 
+@fill_doc
 def fit_objective_perturbation(
     loss,
     Z,
@@ -394,10 +396,8 @@ def fit_objective_perturbation(
         The whole budget of the release.
     q : float
         Share of the objective-perturbation budget spent on the noise, in (0, 1).
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    accountant : PrivacyAccountant, optional
-        Charged epsilon before the noise is drawn.
+    %(rng)s
+    %(accountant)s
     max_iter : int, default 100
         Newton iterations.
     tol : float, default 1e-8
@@ -520,6 +520,7 @@ def fit_objective_perturbation(
     return ObjectiveFit(release, gamma, q, epsilon, private, diagnostics["n_iter"], diagnostics["converged"])
 
 
+@fill_doc
 def objective_perturbation(
     Z,
     y,
@@ -555,10 +556,8 @@ def objective_perturbation(
         The whole budget.
     q : float
         Share of epsilon spent on the noise, in (0, 1).
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    accountant : PrivacyAccountant, optional
-        Charged epsilon before the noise is drawn.
+    %(rng)s
+    %(accountant)s
     max_iter : int, default 100
         Newton iterations.
     tol : float, default 1e-8

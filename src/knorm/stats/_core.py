@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._ingest import as_columns, check_bounds, is_dask, n_records, scan, warn_clipping
 from knorm._validation import param_error
 from knorm.geometry import LpBall
@@ -79,6 +80,7 @@ def total(values):
     return np.asarray(s.compute() if is_dask(s) else s, dtype=float)
 
 
+@fill_doc
 def publish(
     value,
     candidates,
@@ -107,8 +109,7 @@ def publish(
         The balls to rank; 'l1' is added for the gain if absent.
     space : SensitivitySpace
         The statistic's sensitivity space: it certifies every candidate's sensitivity.
-    epsilon : float
-        The budget.
+    %(epsilon)s
     rng, accountant, label, names, owner
         As for :meth:`knorm.mechanisms.KNormMechanism.release`.
     key : hashable, optional

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._ingest import as_columns, clip_count, is_dask, n_records
 from knorm._validation import check_positive
 from knorm.geometry import LpBall
@@ -84,6 +85,7 @@ def _l1_dual(c):
     return np.abs(np.atleast_2d(c)).max(axis=1)
 
 
+@fill_doc
 def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the counts of one column over declared bins.
 
@@ -95,16 +97,11 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
         The bin edges, strictly increasing, declared from the data's domain (never read from
         the data). Values outside them go to the first or last bin (counted, and the curator
         warned above 5%).
-    epsilon : float
-        The budget, in (0, inf).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    label : str, optional
-        What is released.
+    %(epsilon)s
+    %(neighbours)s
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -156,6 +153,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     )
 
 
+@fill_doc
 def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the counts of the cells of a grid over p columns.
 
@@ -165,20 +163,11 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
         The data.
     bins : sequence of p array_like
         The declared edges of each column (see :func:`histogram`).
-    epsilon : float
-        The budget, in (0, inf).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(epsilon)s
+    %(neighbours)s
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -224,6 +213,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     )
 
 
+@fill_doc
 def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the Borda totals of an election: each voter scores the d candidates 0, ..., d - 1.
 
@@ -232,22 +222,14 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     scores : array_like of shape (n, d)
         One row per voter: a permutation of 0, ..., d - 1 (the Borda points given to each
         candidate). A row that is not a permutation is an error (the declared rule).
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours the totals sum to n d (d - 1) / 2, public: the first
         d - 1 are released with the exact permutohedron ball
         (:class:`~knorm.geometry.VoteBall`) and the last is rebuilt.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._exact import RecordSums
 from knorm._ingest import as_columns, check_bounds, clip_count, n_records
 from knorm._validation import check_positive, param_error
@@ -97,6 +98,7 @@ def second_moment_ball(lo, hi):
     return LinearImage(unit, M, name="image of K_T (second moments)")
 
 
+@fill_doc
 def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the means and the covariance matrix of p columns, from one joint release of their moments.
 
@@ -106,18 +108,14 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
         The data: numpy, pandas or Dask, p >= 2.
     bounds : pair (lower, upper)
         The declared domain of each column (scalars or arrays of length p).
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom of the covariance.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the count is released too.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    label : str, optional
-        What is released.
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -240,6 +238,7 @@ def _setup(lo, hi, with_count):
     return t, space, candidates
 
 
+@fill_doc
 def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the covariance matrix of p columns (see :func:`mean_and_covariance`).
 
@@ -249,22 +248,13 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
         The data, p >= 2.
     bounds : pair (lower, upper)
         The declared domain of each column.
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(neighbours)s
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------

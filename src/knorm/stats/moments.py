@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._exact import Records, RecordSums
 from knorm._ingest import n_records
 from knorm._validation import check_positive, param_error
@@ -29,6 +30,7 @@ from knorm.stats.sums import _release_sum
 __all__ = ["moments", "std", "var"]
 
 
+@fill_doc
 def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", accountant=None, rng=None, label=None):
     """Release (sum x, sum x^2) of one column jointly, through the exact hull of its sensitivity space.
 
@@ -38,8 +40,7 @@ def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", 
         One column of data: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         Its declared domain.
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     order : {1, 2}, default 2
         1 releases the sum only (:func:`sum`).
     focus : {'pair', 'mean'}, default 'pair'
@@ -48,16 +49,9 @@ def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", 
         sum alone at the full epsilon (see :func:`var`); replace-one neighbours only.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the count n is released too: (n, sum x, sum x^2).
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -281,6 +275,7 @@ def _sphere(m, n):
     return np.stack([np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)], axis=1)
 
 
+@fill_doc
 def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accountant=None, rng=None, label=None):
     """Release the mean and variance of one column, from its jointly released moments.
 
@@ -290,8 +285,7 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
         One column of data.
     bounds : pair (lower, upper)
         Its declared domain.
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom, as in :func:`numpy.var`.
     focus : {'pair', 'mean'}, default 'pair'
@@ -300,18 +294,10 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
         standardised moments, which gives the mean exactly the noise of the Laplace
         mechanism of the mean alone at the full epsilon, the variance coming with the
         same budget (Notes). Replace-one neighbours only.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(neighbours)s
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -400,6 +386,7 @@ def _checked_for_variance(x, bounds, epsilon, ddof, focus, neighbours, owner):
     return X, lo, hi, outside, n, epsilon
 
 
+@fill_doc
 def std(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accountant=None, rng=None, label=None):
     """Release the mean and standard deviation of one column (see :func:`var`).
 
@@ -409,25 +396,16 @@ def std(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
         One column of data.
     bounds : pair (lower, upper)
         Its declared domain.
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom.
     focus : {'pair', 'mean'}, default 'pair'
         'pair': the volume-optimal hull; 'mean': the mean at the accuracy of the Laplace
         mechanism of the mean alone (see :func:`var`).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(neighbours)s
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------

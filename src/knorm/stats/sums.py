@@ -18,6 +18,7 @@ import builtins
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._exact import Records, RecordSums
 from knorm._ingest import as_columns, is_dask, n_records
 from knorm._validation import check_positive
@@ -30,6 +31,7 @@ from knorm.stats._transforms import MeanFromSums
 __all__ = ["count", "mean", "sum"]
 
 
+@fill_doc
 def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the sum of each column of ``x``, clipped to declared bounds.
 
@@ -39,23 +41,14 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
         The data: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         The declared domain of each column (scalars or arrays of length p).
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     l0_bound : int, optional
         At most this many non-zero entries per record (Joseph & Yu's sum): the bounds must
         then be symmetric, [-b, b], and the exact ball is their sum ball.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(neighbours)s
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -148,6 +141,7 @@ def _release_sum(X, lo, hi, outside, epsilon, neighbours, l0_bound, accountant, 
     )
 
 
+@fill_doc
 def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None, rng=None, label=None):
     """Release counts: the number of ones in each column of a 0/1 array.
 
@@ -156,23 +150,15 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     x : array_like of shape (n,) or (n, d)
         0/1 (or boolean) indicators: each record adds 1 to the counts where it has a 1. To
         count the records themselves under add/remove neighbours, pass ``np.ones(n)``.
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     l0_bound : int, optional
         The largest number of counts one record adds to (Joseph & Yu's count); by default d.
         A record with more ones is an error, whatever the data (the rule is declared).
     neighbours : {'add_remove', 'replace'}, default 'add_remove'
         The neighbouring relation (the number of records is public under replace-one).
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
@@ -221,6 +207,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     )
 
 
+@fill_doc
 def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the mean of each column of ``x``, clipped to declared bounds.
 
@@ -230,21 +217,13 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
         The data: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         The declared domain of each column.
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours n is public and the sums are released; under
         add/remove n is private, so the count is released jointly with the sums.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(accountant)s
+    %(rng)s
+    %(label)s
 
     Returns
     -------
