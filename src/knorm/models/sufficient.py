@@ -346,12 +346,35 @@ def _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner):
     """T, n and clip count for validated bounds (dispatch on the input type)."""
     lo = np.concatenate([lo_x, lo_y])
     hi = np.concatenate([hi_x, hi_y])
-    if is_dask(X) or is_dask(y):
-        exact, n_clipped = _dask_partials(X, y, lo, hi, owner)
-    else:
+    dask = is_dask(X) or is_dask(y)
+    if not dask:
         X, y = _as_numpy(X, y, len(lo) - 1, owner)
-        exact, n_clipped = _numpy_partials(X, y, lo, hi, owner)
+    exact, n_clipped = exact_statistic(X, y, lo, hi, owner, dask=dask)
     return RegressionStatistics(exact.value, exact.n_samples, int(n_clipped), exact)
+
+
+def exact_statistic(X, y, lo, hi, owner, *, dask):
+    """(ExactStatistic, clip count) of checked inputs: numpy arrays in row blocks, or Dask block by block.
+
+    Parameters
+    ----------
+    X, y : ndarray or Dask collection
+        The records; numpy inputs already of shape (n, p) and (n,).
+    lo, hi : ndarray of shape (p + 1,)
+        The declared box of (x, y).
+    owner : str
+        The public function named in error messages.
+    dask : bool
+        Whether X or y is a Dask collection (found once, at the door).
+
+    Returns
+    -------
+    exact : ExactStatistic
+        The exact statistic.
+    n_clipped : int
+        Clipped values (curator-only).
+    """
+    return _dask_partials(X, y, lo, hi, owner) if dask else _numpy_partials(X, y, lo, hi, owner)
 
 
 class _LimbKernel:
