@@ -20,7 +20,7 @@ import numpy as np
 
 from knorm._docs import fill_doc
 from knorm._exact import Records, RecordSums
-from knorm._ingest import as_columns, is_dask, n_records
+from knorm._ingest import as_columns, is_dask, n_records, row_blocks
 from knorm._validation import check_positive
 from knorm.geometry import LinearImage
 from knorm.sensitivity import SensitivitySpace, count_space, sum_space
@@ -91,7 +91,7 @@ def _check_l0_data(X, lo, hi, l0_bound, owner):
             f"are its 'absent' ones). Got lower={lo.tolist()}, upper={hi.tolist()} instead."
         )
     # Clipping to [-b, b] keeps zeros zero and non-zeros non-zero: the raw data is checked.
-    if not _all(((X != 0).sum(axis=1) <= l0_bound).all()):
+    if not _rows_within(X, l0_bound, lambda b: b != 0):
         # The ball is certified only for records with <= k non-zeros: refuse, never release.
         raise ValueError(
             f"The 'x' parameter of {owner} must have at most l0_bound = {l0_bound} non-zero entries per record "
@@ -180,20 +180,26 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     owner = "knorm.stats.count"
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
-    X = as_columns(x, owner)
+    X = as_columns(x, owner, finite=False)  # 0/1 indicators are finite: one check covers both
     d = X.shape[1]
     l0_bound = d if l0_bound is None else check_l0_bound(l0_bound, d, owner)
-    if not _all(((X == 0) | (X == 1)).all()):
-        raise ValueError(f"The 'x' parameter of {owner} must hold 0/1 indicators. Got other values instead.")
     space = count_space(d, l0_bound, neighbours=neighbours)
-    if not _all((X.sum(axis=1) <= space.hull.l0_bound).all()):
+    if is_dask(X):
+        indicators = _all(((X == 0) | (X == 1)).all())
+        within = indicators and _all((X.sum(axis=1) <= space.hull.l0_bound).all())
+        counts = total(X)
+    else:
+        indicators, within, counts = _indicator_counts(X, space.hull.l0_bound)
+    if not indicators:
+        raise ValueError(f"The 'x' parameter of {owner} must hold 0/1 indicators. Got other values instead.")
+    if not within:
         raise ValueError(
             f"The 'x' parameter of {owner} must have at most l0_bound = {space.hull.l0_bound} ones per record (the "
             f"declared rule). Got records with more instead."
         )
     names = tuple(f"count {j + 1}" for j in range(d))
     return publish(
-        total(X),
+        counts,
         {"count ball": space.hull},
         space,
         epsilon,
@@ -272,6 +278,29 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
         key=("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
     )
     return raw.postprocess(MeanFromSums(), label=label or "mean", names=names)
+
+
+def _indicator_counts(X, bound):
+    """(all entries 0 or 1, every row with at most ``bound`` ones, the column sums) of a numpy array, in one pass.
+
+    In cache-sized row blocks: every entry is 0 or 1 exactly when every non-zero entry
+    (NaN and inf included) equals 1. Sums of 0/1 values below 2^53 are exact in binary64.
+    """
+    counts = np.zeros(X.shape[1])
+    indicators, within = True, True
+    for b in row_blocks(X):
+        rows = b.sum(axis=1)
+        indicators = indicators and np.count_nonzero(b == 1) == np.count_nonzero(b)
+        within = within and bool(rows.max() <= bound)
+        counts += b.sum(axis=0)
+    return indicators, within, counts
+
+
+def _rows_within(X, bound, nonzero):
+    """Whether every record has at most ``bound`` entries with ``nonzero(block)`` true (numpy, blocked; or Dask)."""
+    if is_dask(X):
+        return _all((nonzero(X).sum(axis=1) <= bound).all())
+    return all(bool((nonzero(b).sum(axis=1) <= bound).all()) for b in row_blocks(X))
 
 
 def _all(flag):
