@@ -298,6 +298,18 @@ def all_missing_csv():
     return csv("all_missing.csv", "x,y\n1,\n,2\n")
 
 
+def semicolon_csv():
+    return csv("semicolon.csv", "x;z;y\n1;2;1\n3;1;0\n2;2;1\n")
+
+
+def tab_csv():
+    return csv("tab.csv", "x\tz\ty\n1\t2\t1\n3\t1\t0\n2\t2\t1\n")
+
+
+def empty_csv():
+    return csv("empty.csv", "")
+
+
 BOUNDS_XZ = ("--bounds", "x=0:5", "--bounds", "z=0:3")
 BOUNDS_XZY = (*BOUNDS_XZ, "--bounds", "y=0:1")
 
@@ -3113,6 +3125,34 @@ def _rows():
         CE,
         mentions("--bounds", "'w'"),
     )
+    add(
+        e,
+        "a file separated by semicolons",
+        lambda: fit_linear(semicolon_csv(), *BOUNDS_XZY),
+        CE,
+        says("single column", "separated by semicolons", "Pass --delimiter ';'"),
+    )
+    add(
+        e,
+        "a file separated by tabs",
+        lambda: fit_linear(tab_csv(), *BOUNDS_XZY),
+        CE,
+        says("single column", "separated by tabs", "Pass --delimiter tab"),
+    )
+    add(
+        e,
+        "an empty file",
+        lambda: fit_linear(empty_csv(), *BOUNDS_XZY),
+        CE,
+        says("empty.csv", "the file is empty, so it has no header row"),
+    )
+    add(
+        e,
+        "--delimiter ';' on a comma-separated file",
+        lambda: fit_linear(good_csv(), *BOUNDS_XZY, "--delimiter", ";"),
+        CE,
+        says("single column", "separated by commas", "Pass --delimiter ','"),
+    )
     for eps in ("0", "nan", "-inf", "abc"):
         add(
             e,
@@ -3473,6 +3513,35 @@ def _rows():
     )
     add(
         e,
+        "a file separated by semicolons",
+        lambda: cli("release", "mean", semicolon_csv(), "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"),
+        CE,
+        says("semicolon.csv", "single column", "separated by semicolons", "Pass --delimiter ';'"),
+    )
+    add(
+        e,
+        "count of the rows of a file separated by tabs",
+        lambda: cli("release", "count", tab_csv(), "--epsilon", "1"),
+        CE,
+        says("tab.csv", "single column", "separated by tabs", "Pass --delimiter tab"),
+    )
+    add(
+        e,
+        "an empty file",
+        lambda: cli("release", "mean", empty_csv(), "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"),
+        CE,
+        says("empty.csv", "the file is empty, so it has no header row"),
+    )
+    for delim in ("ab", "1", '"'):
+        add(
+            e,
+            f"--delimiter {delim}",
+            lambda delim=delim: rel("mean", "--column", "x", "--bounds", "x=0:5", "--delimiter", delim),
+            CE,
+            says("argument --delimiter", "one character", f"Got {delim!r}"),
+        )
+    add(
+        e,
         "sum with --bounds for x only (x,z)",
         lambda: rel("sum", "--column", "x,z", "--bounds", "x=0:5"),
         CE,
@@ -3521,6 +3590,28 @@ def _rows():
         lambda: cli("budget", "create", csv("empty_cli2.sqlite", ""), "--total-epsilon", "1"),
         CE,
         says("exists already"),
+    )
+    e = "knorm example-data PATH"
+    add(
+        e,
+        "PATH exists already",
+        lambda: cli("example-data", good_csv()),
+        CE,
+        says("argument path must be a new file", "exists already", "never overwrites"),
+    )
+    add(
+        e,
+        "PATH is a directory",
+        lambda: cli("example-data", tmp("")),
+        CE,
+        says("argument path must be a new file", "exists already"),
+    )
+    add(
+        e,
+        "PATH in a folder that does not exist",
+        lambda: cli("example-data", tmp("nowhere/housing.csv")),
+        CE,
+        says("cannot write", "its folder does not exist"),
     )
     return rows
 
