@@ -40,6 +40,14 @@ _BLOCK_VALUES = 1 << 15
 class ExactSums:
     """The interface of an exact statistic, as :meth:`KNormMechanism.release` uses it.
 
+    The mechanism receives such a statistic in place of a value and rounds it itself: on a
+    lattice release it calls ``on_lattice(spacing, ball)``, which returns the statistic
+    rounded to ``spacing`` Z^m in exact arithmetic and a certified bound e, in the ball's
+    norm, on how far the *computation* can move a difference of neighbours beyond S_T; the
+    noise then covers Delta + e (Casacuberta, Shoemate, Vadhan & Wagaman 2022 show the
+    float sums that exceed a declared sensitivity). Continuous and non-private releases
+    call ``resolve()``.
+
     Attributes
     ----------
     note : str
