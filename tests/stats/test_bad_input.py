@@ -128,11 +128,11 @@ CASES = [
     (lambda: dp.vote(np.array([[0, 1, 1]]), epsilon=1), ValueError, "one permutation of 0, ..., d - 1 per voter"),
     (lambda: dp.vote(np.zeros((3, 1)), epsilon=1), ValueError, "one column per candidate, at least 2. Got 1"),
     (lambda: dp.moments(x, (0, 1), epsilon=1, order=3), ValueError, "'order' .* must be 1 or 2. Got 3"),
-    (lambda: dp.var(x, (0, 1), epsilon=1, focus="sum"), ValueError, "'focus' .* must be 'pair' or 'mean'. Got 'sum'"),
+    (lambda: dp.var(x, (0, 1), epsilon=1, norm="sum"), ValueError, "'norm' .* must be 'hull' or 'mean'. Got 'sum'"),
     (
-        lambda: dp.std(x, (0, 1), epsilon=1, focus="mean", neighbours="add_remove"),
+        lambda: dp.std(x, (0, 1), epsilon=1, norm="mean", neighbours="add_remove"),
         ValueError,
-        "'focus' parameter of knorm.stats.std must be 'pair' under add/remove",
+        "'norm' parameter of knorm.stats.std must be 'hull' under add/remove",
     ),
     # the generic release
     (lambda: dp.release(T, X, epsilon=1), ValueError, r"'data' .* one column per coordinate of a record \(1"),

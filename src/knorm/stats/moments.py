@@ -1,7 +1,7 @@
 """Private moments, variances and standard deviations of one column, released jointly.
 
 (sum x, sum x^2) goes through the exact hull of its sensitivity space (or, with
-focus='mean', the l1 ball of the standardised moments); the variance and the standard
+norm='mean', the l1 ball of the standardised moments); the variance and the standard
 deviation are post-processings of that one release (its ``parent``), with intervals from
 the public noise law.
 
@@ -31,7 +31,7 @@ __all__ = ["moments", "std", "var"]
 
 
 @fill_doc
-def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", accountant=None, rng=None, label=None):
+def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", accountant=None, rng=None, label=None):
     """Release (sum x, sum x^2) of one column jointly, through the exact hull of its sensitivity space.
 
     Parameters
@@ -43,8 +43,8 @@ def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", 
     %(epsilon)s
     order : {1, 2}, default 2
         1 releases the sum only (:func:`sum`).
-    focus : {'pair', 'mean'}, default 'pair'
-        'pair': the exact hull, volume-optimal for the pair. 'mean': the l1 ball of the
+    norm : {'hull', 'mean'}, default 'hull'
+        The noise's ball. 'hull': the exact hull, volume-optimal for the pair. 'mean': the l1 ball of the
         standardised moments, which gives sum x the noise of the Laplace mechanism of the
         sum alone at the full epsilon (see :func:`var`); replace-one neighbours only.
     neighbours : {'replace', 'add_remove'}, default 'replace'
@@ -56,7 +56,7 @@ def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", 
     Returns
     -------
     Release
-        The noisy moments. With focus='mean' they are an affine post-processing of the
+        The noisy moments. With norm='mean' they are an affine post-processing of the
         released (sum u, sum u^2), u = (x - c) / w (its ``parent``; see :func:`var`).
 
     Notes
@@ -81,35 +81,35 @@ def moments(x, bounds, *, epsilon, order=2, focus="pair", neighbours="replace", 
         raise ValueError(f"The 'order' parameter of {owner} must be 1 or 2. Got {order!r} instead.")
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
-    focus = _check_focus(focus, neighbours, owner)
+    norm = _check_norm(norm, neighbours, owner)
     X, lo, hi, outside = ingest(x, bounds, owner, one_column=order == 2)
     if order == 1:
         return _release_sum(X, lo, hi, outside, epsilon, neighbours, None, accountant, rng, label or "sum", owner)
-    raw, scales = _release_moments(X, lo, hi, outside, epsilon, neighbours, focus, accountant, rng, label, owner)
+    raw, scales = _release_moments(X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label, owner)
     if scales is None:
         return raw
     return raw.postprocess(MomentsFromStandardised(*scales), label=label or "moments", names=("sum x", "sum x^2"))
 
 
-def _check_focus(focus, neighbours, owner):
-    """Return ``focus`` if it is 'pair' or 'mean' ('mean' only under replace-one neighbours)."""
-    if focus not in ("pair", "mean"):
-        raise param_error("focus", owner, "'pair' or 'mean'", focus)
-    if focus == "mean" and neighbours == "add_remove":
+def _check_norm(norm, neighbours, owner):
+    """Return ``norm`` if it is 'hull' or 'mean' ('mean' only under replace-one neighbours)."""
+    if norm not in ("hull", "mean"):
+        raise param_error("norm", owner, "'hull' or 'mean'", norm)
+    if norm == "mean" and neighbours == "add_remove":
         raise ValueError(
-            f"The 'focus' parameter of {owner} must be 'pair' under add/remove neighbours: focus='mean' rests on "
+            f"The 'norm' parameter of {owner} must be 'hull' under add/remove neighbours: norm='mean' rests on "
             "replace-one neighbours, where the two records that move the sum most (x = hi, x' = lo) leave "
             "sum (x - m)^2 unchanged. Under add/remove the record that moves the sum most also moves "
             "sum (x - m)^2 most, so no ball gives the mean its one-dimensional optimum with the variance for "
-            "free. Got focus='mean' with neighbours='add_remove' instead: release the mean (knorm.stats.mean) and "
+            "free. Got norm='mean' with neighbours='add_remove' instead: release the mean (knorm.stats.mean) and "
             "the pair separately, splitting epsilon."
         )
-    return focus
+    return norm
 
 
-def _release_moments(X, lo, hi, outside, epsilon, neighbours, focus, accountant, rng, label, owner):
+def _release_moments(X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label, owner):
     """(the raw release of :func:`moments` of one checked column, (n, c, w) of its standardisation or None)."""
-    if focus == "mean":
+    if norm == "mean":
         return _mean_focus(X, lo, hi, outside, epsilon, accountant, rng, label, owner)
     count_coord = neighbours == "add_remove"
     A = np.zeros((2 + count_coord, 1, 1))
@@ -178,7 +178,7 @@ def _moment_map(lo, hi):
     return np.array([[a, 0.0], [2.0 * a * c, a * a / 2.0]])
 
 
-#: The lattice's rounding slack for focus='mean': at most 0.1% of Delta, so that the mean's noise is
+#: The lattice's rounding slack for norm='mean': at most 0.1% of Delta, so that the mean's noise is
 #: that of the Laplace mechanism at epsilon up to that factor (the default 1% would cost 1% of epsilon).
 _MEAN_FOCUS_ROUNDING = 2.0**-10
 
@@ -201,7 +201,7 @@ _MEAN_FOCUS_PROOF = (
 
 
 def _mean_focus(X, lo, hi, outside, epsilon, accountant, rng, label, owner):
-    """The release of focus='mean': (sum u, sum u^2) of u = (x - c) / w through the unit l1 ball.
+    """The release of norm='mean': (sum u, sum u^2) of u = (x - c) / w through the unit l1 ball.
 
     Proof (the ball is certified, with Delta = 1 exactly). :func:`~knorm.stats._core.standard_box`
     gives doubles c and w = 2a with [c - w/2, c + w/2] containing [lo, hi] in exact arithmetic,
@@ -276,7 +276,7 @@ def _sphere(m, n):
 
 
 @fill_doc
-def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accountant=None, rng=None, label=None):
+def var(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accountant=None, rng=None, label=None):
     """Release the mean and variance of one column, from its jointly released moments.
 
     Parameters
@@ -288,8 +288,8 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom, as in :func:`numpy.var`.
-    focus : {'pair', 'mean'}, default 'pair'
-        Which ball releases the moments. 'pair': the exact hull of the sensitivity space,
+    norm : {'hull', 'mean'}, default 'hull'
+        Which ball releases the moments. 'hull': the exact hull of the sensitivity space,
         volume-optimal for the pair (best for the variance). 'mean': the l1 ball of the
         standardised moments, which gives the mean exactly the noise of the Laplace
         mechanism of the mean alone at the full epsilon, the variance coming with the
@@ -317,7 +317,7 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     variance of 0 about half the draws are clipped, the lower end is 0 and the interval
     over-covers (0.988 over 1,000 releases of a constant column, n = 50, eps = 0.5).
 
-    **focus='mean'.** With r = hi - lo, m = (lo + hi) / 2 and u = (x - m) / r in
+    **norm='mean'.** With r = hi - lo, m = (lo + hi) / 2 and u = (x - m) / r in
     [-1/2, 1/2], replace-one neighbours move (sum u, sum u^2) by (d, d (u + v)), whose l1
     norm is at most |d| (2 - |d|) <= 1, with equality only at d = +-1 (the two records at
     the two bounds, which leave sum (x - m)^2 unchanged). So the unit l1 ball is certified
@@ -339,7 +339,7 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     Theorem "Entropy Ordering"); 'mean' is the other end of the trade-off. The lattice
     rounding takes at most 0.1% of Delta here. ``gain`` is 1: in the standardised
     coordinates this is the Laplace mechanism. Under add/remove neighbours the record that
-    moves the sum most also moves sum (x - m)^2 most, so there is no such ball (focus='mean'
+    moves the sum most also moves sum (x - m)^2 most, so there is no such ball (norm='mean'
     is refused).
 
     References
@@ -354,14 +354,14 @@ def var(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     >>> release = var(x, (0, 10), epsilon=1.0, rng=1)
     >>> release.names, bool(abs(release.value[1] - x.var()) < 0.1)
     (('mean', 'variance'), True)
-    >>> release = var(x, (0, 10), epsilon=1.0, focus="mean", rng=1)
+    >>> release = var(x, (0, 10), epsilon=1.0, norm="mean", rng=1)
     >>> release.parent.ball_name, bool(abs(release.value[0] - x.mean()) < 0.01)
     ('l1 of standardised (x, x^2)', True)
     """
     owner = "knorm.stats.var"
-    X, lo, hi, outside, n, epsilon = _checked_for_variance(x, bounds, epsilon, ddof, focus, neighbours, owner)
+    X, lo, hi, outside, n, epsilon = _checked_for_variance(x, bounds, epsilon, ddof, norm, neighbours, owner)
     raw, scales = _release_moments(
-        X, lo, hi, outside, epsilon, neighbours, focus, accountant, rng, label or "variance: moments", owner
+        X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label or "variance: moments", owner
     )
     transform = _variance_map(n, ddof, scales, std=False)
     return raw.postprocess(transform, label=label or "variance", names=("mean", "variance"))
@@ -375,11 +375,11 @@ def _variance_map(n, ddof, scales, std):
     return VarianceFromMoments(n=n, ddof=ddof, std=std, centre=c, width=w)
 
 
-def _checked_for_variance(x, bounds, epsilon, ddof, focus, neighbours, owner):
+def _checked_for_variance(x, bounds, epsilon, ddof, norm, neighbours, owner):
     """The door of :func:`var` and :func:`std`: (one column, lower, upper, values outside, public n or None, epsilon)."""
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
-    _check_focus(focus, neighbours, owner)
+    _check_norm(norm, neighbours, owner)
     X, lo, hi, outside = ingest(x, bounds, owner, one_column=True)
     n = n_records(X) if neighbours == "replace" else None
     check_ddof(ddof, n, owner)
@@ -387,7 +387,7 @@ def _checked_for_variance(x, bounds, epsilon, ddof, focus, neighbours, owner):
 
 
 @fill_doc
-def std(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accountant=None, rng=None, label=None):
+def std(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accountant=None, rng=None, label=None):
     """Release the mean and standard deviation of one column (see :func:`var`).
 
     Parameters
@@ -399,8 +399,8 @@ def std(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom.
-    focus : {'pair', 'mean'}, default 'pair'
-        'pair': the volume-optimal hull; 'mean': the mean at the accuracy of the Laplace
+    norm : {'hull', 'mean'}, default 'hull'
+        'hull': the volume-optimal hull; 'mean': the mean at the accuracy of the Laplace
         mechanism of the mean alone (see :func:`var`).
     %(neighbours)s
     %(accountant)s
@@ -420,8 +420,8 @@ def std(x, bounds, *, epsilon, ddof=0, focus="pair", neighbours="replace", accou
     ('mean', 'std')
     """
     owner = "knorm.stats.std"
-    X, lo, hi, outside, n, epsilon = _checked_for_variance(x, bounds, epsilon, ddof, focus, neighbours, owner)
+    X, lo, hi, outside, n, epsilon = _checked_for_variance(x, bounds, epsilon, ddof, norm, neighbours, owner)
     raw, scales = _release_moments(
-        X, lo, hi, outside, epsilon, neighbours, focus, accountant, rng, label or "std: moments", owner
+        X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label or "std: moments", owner
     )
     return raw.postprocess(_variance_map(n, ddof, scales, std=True), label=label or "std", names=("mean", "std"))
