@@ -55,6 +55,28 @@ class KnormParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def new_parser(sub, name, help, epilog):
+    """Add the subcommand ``name`` to ``sub``: its help line, and its examples shown as written.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        Where the subcommand goes.
+    name : str
+        The subcommand.
+    help : str
+        Its one-line help.
+    epilog : str
+        Its examples, printed after the options with their line breaks kept.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand's parser.
+    """
+    return sub.add_parser(name, help=help, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def _one_line(text):
     return " ".join(str(text).split())
 

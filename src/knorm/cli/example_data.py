@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 from knorm._docs import fill_doc
-from knorm.cli._common import CLIError
+from knorm.cli._common import CLIError, new_parser
 
 __all__ = ["add_parser"]
 
@@ -20,11 +18,11 @@ def add_parser(sub, parser_class):
 
     %(cli_add_parser)s
     """
-    p = sub.add_parser(
+    p = new_parser(
+        sub,
         "example-data",
-        help="write the California housing data that ships with knorm, a CSV file to try the commands on",
-        epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "write the California housing data that ships with knorm, a CSV file to try the commands on",
+        _EXAMPLE,
     )
     p.add_argument("path", help="the CSV file to write (a new file: an existing one is never overwritten)")
     p.set_defaults(func=run)

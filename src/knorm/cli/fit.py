@@ -11,6 +11,7 @@ from knorm.cli._common import (
     add_data,
     add_output,
     emit,
+    new_parser,
     open_budget,
     parse_bounds,
     positive_float,
@@ -42,18 +43,18 @@ def add_parser(sub, parser_class):
 
     %(cli_add_parser)s
     """
-    fit = sub.add_parser(
+    fit = new_parser(
+        sub,
         "fit",
-        help="fit a private linear or logistic regression on a CSV file",
-        epilog=_EXAMPLES["linear"] + "\n" + _EXAMPLES["logistic"].replace("example:", "", 1),
-        formatter_class=_raw(),
+        "fit a private linear or logistic regression on a CSV file",
+        _EXAMPLES["linear"] + "\n" + _EXAMPLES["logistic"].replace("example:", "", 1),
     )
     models = fit.add_subparsers(dest="model", required=True, parser_class=parser_class)
     for model, help_text in (
         ("linear", "ordinary least squares (functional mechanism)"),
         ("logistic", "logistic regression (objective perturbation)"),
     ):
-        p = models.add_parser(model, help=help_text, epilog=_EXAMPLES[model], formatter_class=_raw())
+        p = new_parser(models, model, help_text, _EXAMPLES[model])
         add_data(p)
         p.add_argument("--target", required=True, help="response column")
         p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this fit")
@@ -153,12 +154,6 @@ def _share(text, option, rule):
         return float(text)
     except ValueError:
         raise CLIError(f"argument {option} must be a float in {rule} or 'auto'. Got {text!r} instead.") from None
-
-
-def _raw():
-    import argparse
-
-    return argparse.RawDescriptionHelpFormatter
 
 
 def _features(args, columns):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
@@ -14,6 +13,7 @@ from knorm.cli._common import (
     add_data,
     add_output,
     emit,
+    new_parser,
     open_budget,
     parse_bounds,
     positive_float,
@@ -54,20 +54,12 @@ def add_parser(sub, parser_class):
     %(cli_add_parser)s
     """
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in _EXAMPLES.values())
-    release = sub.add_parser(
-        "release",
-        help="release a private mean, variance, covariance, histogram, sum or count of a CSV file",
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    release = new_parser(
+        sub, "release", "release a private mean, variance, covariance, histogram, sum or count of a CSV file", epilog
     )
     stats = release.add_subparsers(dest="statistic", required=True, parser_class=parser_class, metavar="STATISTIC")
     for name, help_text in _HELP.items():
-        p = stats.add_parser(
-            name,
-            help=help_text,
-            epilog=f"example:\n  {_EXAMPLES[name]}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        p = new_parser(stats, name, help_text, f"example:\n  {_EXAMPLES[name]}")
         add_data(p)
         p.add_argument(
             "--column",

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from knorm._docs import fill_doc
-from knorm.cli._common import CLIError, optional, seed_int
+from knorm.cli._common import CLIError, new_parser, optional, seed_int
 
 __all__ = ["add_parser"]
 
@@ -35,12 +35,7 @@ def add_parser(sub, parser_class):
     """
     from knorm.experiments import EXPERIMENTS
 
-    p = sub.add_parser(
-        "reproduce",
-        help="reproduce the paper's experiments (CSV, PNG, summary tables)",
-        epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = new_parser(sub, "reproduce", "reproduce the paper's experiments (CSV, PNG, summary tables)", _EXAMPLE)
     p.add_argument("experiment", nargs="?", default="all", choices=["all", *EXPERIMENTS])
     p.add_argument("--quick", action="store_true", help="small replicate counts: everything in about a minute")
     p.add_argument("--out", default="knorm-results", help="folder for CSV and PNG files (default ./knorm-results)")
