@@ -98,10 +98,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
         the data). Values outside them go to the first or last bin (counted, and the curator
         warned above 5%).
     %(epsilon)s
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------
@@ -164,10 +161,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     bins : sequence of p array_like
         The declared edges of each column (see :func:`histogram`).
     %(epsilon)s
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------
@@ -227,9 +221,7 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         Under replace-one neighbours the totals sum to n d (d - 1) / 2, public: the first
         d - 1 are released with the exact permutohedron ball
         (:class:`~knorm.geometry.VoteBall`) and the last is rebuilt.
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(charge_options)s
 
     Returns
     -------

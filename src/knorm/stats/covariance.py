@@ -113,9 +113,7 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
         Delta degrees of freedom of the covariance.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the count is released too.
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(charge_options)s
 
     Returns
     -------
@@ -251,10 +249,7 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
     %(epsilon)s
     ddof : int, default 0
         Delta degrees of freedom.
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------

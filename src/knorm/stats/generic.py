@@ -32,10 +32,7 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
         its box. Records outside a box are clipped to it (counted; the curator is warned above
         5%); records outside a finite domain are an error.
     %(epsilon)s
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------

@@ -49,9 +49,7 @@ def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", a
         sum alone at the full epsilon (see :func:`var`); replace-one neighbours only.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the count n is released too: (n, sum x, sum x^2).
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(charge_options)s
 
     Returns
     -------
@@ -294,10 +292,7 @@ def var(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
         standardised moments, which gives the mean exactly the noise of the Laplace
         mechanism of the mean alone at the full epsilon, the variance coming with the
         same budget (Notes). Replace-one neighbours only.
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------
@@ -402,10 +397,7 @@ def std(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
     norm : {'hull', 'mean'}, default 'hull'
         'hull': the volume-optimal hull; 'mean': the mean at the accuracy of the Laplace
         mechanism of the mean alone (see :func:`var`).
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------

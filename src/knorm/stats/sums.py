@@ -45,10 +45,7 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     l0_bound : int, optional
         At most this many non-zero entries per record (Joseph & Yu's sum): the bounds must
         then be symmetric, [-b, b], and the exact ball is their sum ball.
-    %(neighbours)s
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(release_options)s
 
     Returns
     -------
@@ -156,9 +153,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         A record with more ones is an error, whatever the data (the rule is declared).
     neighbours : {'add_remove', 'replace'}, default 'add_remove'
         The neighbouring relation (the number of records is public under replace-one).
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(charge_options)s
 
     Returns
     -------
@@ -227,9 +222,7 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours n is public and the sums are released; under
         add/remove n is private, so the count is released jointly with the sums.
-    %(accountant)s
-    %(rng)s
-    %(label)s
+    %(charge_options)s
 
     Returns
     -------
