@@ -36,6 +36,20 @@ label : str, optional
     # The options every release takes, in their usual order (written out once more for readers).
     "release_options": "%(neighbours)s\n%(accountant)s\n%(rng)s\n%(label)s",
     "charge_options": "%(accountant)s\n%(rng)s\n%(label)s",
+    # The end of the Returns of objective perturbation, and its Raises section.
+    "objective_diagnostics": """\
+n_iter : int
+    Newton iterations (curator-only diagnostic).
+converged : bool
+    Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
+
+Raises
+------
+ConvergenceError
+    If Newton's method stops above the certified gradient tolerance (nothing is
+    published; the charge stands).
+ValueError
+    If gamma underflows (epsilon (1 - q) too large for a strongly convex objective).""",
     # The command line's subcommands, each added by its module's add_parser.
     "cli_add_parser": """\
 Parameters

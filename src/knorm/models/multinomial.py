@@ -127,18 +127,7 @@ def multinomial_objective_perturbation(
     -------
     release : Release
         The published minimiser (scaled units, flattened by class).
-    n_iter : int
-        Newton iterations (curator-only diagnostic).
-    converged : bool
-        Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
-
-    Raises
-    ------
-    ConvergenceError
-        If Newton's method stops above the certified gradient tolerance (nothing is
-        published; the charge stands).
-    ValueError
-        If gamma underflows (epsilon (1 - q) too large for a strongly convex objective).
+    %(objective_diagnostics)s
 
     Notes
     -----
