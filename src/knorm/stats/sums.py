@@ -15,6 +15,7 @@ by block, when the sums are made (:class:`knorm._exact.RecordSums`), with no cop
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -102,13 +103,7 @@ def _release_sum(X, lo, hi, outside, epsilon, neighbours, l0_bound, accountant, 
     value = RecordSums((Records(X, lo, hi, clip=outside > 0), np.maximum(np.abs(lo), np.abs(hi)), True))
     names = tuple(f"sum x{j + 1}" for j in range(p))
     if l0_bound is not None:
-        # Records x / b lie in [-1, 1]^p with <= k non-zeros: S_T = diag(b) S_sum, hull diag(b) K_sum.
-        space0 = sum_space(p, l0_bound, neighbours=neighbours)
-        ball = LinearImage(space0.hull, hi, name=f"sum ball (k={l0_bound})")
-        space = SensitivitySpace.from_support(
-            p, ScaledSupport(space0, hi), exact=True, hull=ball, neighbours=neighbours
-        )
-        space.register_exact(ball, 1.0, "linear image of the sum ball of Joseph & Yu (2023), the hull of S_T")
+        space, ball = _l0_sum_space(tuple(hi.tolist()), l0_bound, neighbours)
         return publish(
             value,
             {"sum ball": ball},
@@ -178,7 +173,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     X = as_columns(x, owner, finite=False)  # 0/1 indicators are finite: one check covers both
     d = X.shape[1]
     l0_bound = d if l0_bound is None else check_l0_bound(l0_bound, d, owner)
-    space = count_space(d, l0_bound, neighbours=neighbours)
+    space = _count_space(d, l0_bound, neighbours)
     if is_dask(X):
         indicators = _all(((X == 0) | (X == 1)).all())
         within = indicators and _all((X.sum(axis=1) <= space.hull.l0_bound).all())
@@ -271,6 +266,29 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
         key=("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
     )
     return raw.postprocess(MeanFromSums(), label=label or "mean", names=names)
+
+
+@functools.lru_cache(maxsize=32)
+def _l0_sum_space(hi, l0_bound, neighbours):
+    """(S_T, its hull) of the sum of records with at most ``l0_bound`` non-zeros in [-hi, hi]: public inputs only.
+
+    Records x / b lie in [-1, 1]^p with <= k non-zeros: S_T = diag(b) S_sum, hull diag(b) K_sum
+    (Joseph & Yu 2023). Kept per public key: nothing mutates them after this.
+    """
+    hi = np.asarray(hi)
+    space0 = sum_space(len(hi), l0_bound, neighbours=neighbours)
+    ball = LinearImage(space0.hull, hi, name=f"sum ball (k={l0_bound})")
+    space = SensitivitySpace.from_support(
+        len(hi), ScaledSupport(space0, hi), exact=True, hull=ball, neighbours=neighbours
+    )
+    space.register_exact(ball, 1.0, "linear image of the sum ball of Joseph & Yu (2023), the hull of S_T")
+    return space, ball
+
+
+@functools.lru_cache(maxsize=32)
+def _count_space(d, l0_bound, neighbours):
+    """The count space of Joseph & Yu (2023), kept per public key (nothing mutates it)."""
+    return count_space(d, l0_bound, neighbours=neighbours)
 
 
 def _indicator_counts(X, bound):
