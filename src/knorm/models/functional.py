@@ -26,7 +26,7 @@ from knorm.sensitivity.certificate import as_certified
 from knorm.sensitivity.regression import regression_split_ball
 
 __all__ = [
-    "FunctionalRelease",
+    "FunctionalFit",
     "STATISTICS",
     "auto_norm",
     "functional_mechanism",
@@ -270,8 +270,8 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy
 
 
 @dataclass(frozen=True)
-class FunctionalRelease:
-    """The one release of the functional mechanism and its post-processing.
+class FunctionalFit:
+    """The functional mechanism's fit: its one Release and the post-processing of it (not a second release).
 
     Returned by :func:`functional_mechanism`; each parameter is kept as the
     attribute of the same name.
@@ -412,9 +412,9 @@ def functional_mechanism(
 
     Returns
     -------
-    FunctionalRelease
+    FunctionalFit
         The release of T + V (eps-DP) and the post-processed scaled Gram blocks,
-        from which :meth:`FunctionalRelease.coefficients` solves the regression.
+        from which :meth:`FunctionalFit.coefficients` solves the regression.
 
     Notes
     -----
@@ -474,7 +474,7 @@ def functional_mechanism(
     A, b, n_floored = postprocess_release(release.value, layout, n_public, tau)
     n_samples = float(n) if neighbours == "replace" else float(release.value[layout.count])
     sum_y2 = float(layout.response_sum_of_squares(release.value)) if layout.yy is not None else None
-    return FunctionalRelease(
+    return FunctionalFit(
         release, A, b, tau, int(n_floored), n_samples, postprocess, norm, neighbours, statistic, xy_share, sum_y2
     )
 
