@@ -88,7 +88,7 @@ class BlockLatticeNoise(NoiseLaw):
         return min(noise.expected_acceptance for _, noise in self.parts)
 
     def sample(self, size=None, *, rng=None):
-        """Draw lattice noise, int64 of shape (m,) or (*size, m), block by block.
+        """Draw lattice noise, int64 of shape (m,) or ``size + (m,)``, block by block.
 
         Parameters
         ----------
@@ -271,7 +271,7 @@ class HistogramLatticeNoise(NoiseLaw):
         return keep
 
     def sample(self, size=None, *, rng=None):
-        """Draw lattice noise, int64 of shape (d - 1,) or (*size, d - 1).
+        """Draw lattice noise, int64 of shape (d - 1,) or ``size + (d - 1,)``.
 
         Parameters
         ----------
