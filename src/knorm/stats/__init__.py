@@ -22,6 +22,7 @@ public and are echoed.
 from knorm.stats.counts import histogram, histogramdd, vote
 from knorm.stats.covariance import covariance, covariance_matrix, mean_and_covariance
 from knorm.stats.generic import release
+from knorm.stats.quantiles import median, quantile
 from knorm.stats.summaries import count, mean, moments, std, sum, var
 
 __all__ = [
@@ -32,7 +33,9 @@ __all__ = [
     "histogramdd",
     "mean",
     "mean_and_covariance",
+    "median",
     "moments",
+    "quantile",
     "release",
     "std",
     "sum",
