@@ -73,6 +73,10 @@ def exact_rate(epsilon, sensitivity):
 def _weights(gaps, rate):
     """x_c = rate gap_c split as (whole, frac): x_c = whole_c + frac_c / den, in Python integers."""
     num, den = rate.numerator, rate.denominator
+    top = int(np.max(gaps)) if len(gaps) else 0
+    if top * num <= discrete.INT64_MAX:  # the common case, in int64 (exact: no product overflows)
+        prod = np.asarray(gaps, dtype=np.int64) * np.int64(num)
+        return prod // np.int64(den), prod % np.int64(den), den
     prods = [int(g) * num for g in gaps]
     whole = [p // den for p in prods]
     frac = np.array([p - w * den for p, w in zip(prods, whole)], dtype=np.int64)
@@ -124,9 +128,8 @@ def sample_index(scores, rate, gen, *, batch=None):
     exp(-x_c) <= 1, x_c = rate (s_c - min s); the first kept one, across batches, has
     P(c) = exp(-x_c) / sum_c' exp(-x_c') (rejection sampling; the shift by min s cancels).
     """
-    scores = [int(s) for s in scores]
-    best = min(scores)
-    whole, frac, den = _weights([s - best for s in scores], rate)
+    scores = np.asarray(scores, dtype=np.int64)  # the caller's integer scores, below 2^63
+    whole, frac, den = _weights(scores - scores.min(), rate)
     batch = batch or min(max(len(scores), MIN_BATCH), MAX_BATCH)
     while True:
         found = _propose(whole, frac, den, gen, batch)
@@ -297,7 +300,7 @@ class ExponentialMechanism:
             Theorem 3.16), with the exact rate of each row.
         """
         candidates = np.asarray(candidates, dtype=float)
-        rows = [[int(s) for s in r] for r in scores]
+        rows = [np.asarray(r, dtype=np.int64) for r in scores]
         deltas = _per_row(sensitivity, len(rows), "sensitivity", self.owner)
         units = _per_row(unit, len(rows), "unit", self.owner)
         for r, d, u in zip(rows, deltas, units):

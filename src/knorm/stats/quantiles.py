@@ -89,19 +89,16 @@ def _check_candidates(candidates, lo, hi, owner):
 
 
 def _cell_counts(column, grid):
-    """Counts of the records snapped up to the grid: cell j holds the x with grid[j - 1] < x <= grid[j].
-
-    Records above the last candidate go to the last cell (none are, when the grid ends at
-    the upper bound and the data are clipped).
-    """
+    """Counts of the records rounded to the nearest candidate (a midpoint goes down): cell j holds the x
+    with m_(j-1) < x <= m_j, m_j = (grid[j] + grid[j + 1]) / 2 (m_(-1) = -inf, m_(|C|-1) = +inf)."""
     m = len(grid)
+    mids = grid[:-1] / 2 + grid[1:] / 2  # halves first: no overflow near the largest bounds
     if _is_dask(column):
         import dask.array as da
 
-        idx = da.minimum(da.digitize(column, grid, right=True), m - 1)
+        idx = da.digitize(column, mids, right=True)
         return np.asarray(da.bincount(idx, minlength=m).compute(), dtype=np.int64)
-    idx = np.minimum(np.searchsorted(grid, column, side="left"), m - 1)
-    return np.bincount(idx, minlength=m).astype(np.int64)
+    return np.bincount(np.searchsorted(mids, column, side="left"), minlength=m).astype(np.int64)
 
 
 def rank_scores(counts, level):
@@ -110,7 +107,7 @@ def rank_scores(counts, level):
     Parameters
     ----------
     counts : ndarray of int64, shape (|C|,)
-        Records per grid cell (:func:`_cell_counts`).
+        Records per candidate after rounding to the nearest one (:func:`_cell_counts`).
     level : Fraction
         q = a / b.
 
@@ -118,12 +115,12 @@ def rank_scores(counts, level):
     -------
     ndarray of int64
         S_j = max(0, b N_{j-1} - a n, a n - b N_j), where N_j is the number of records at or
-        below candidate j after snapping up to the grid (N_{-1} = 0, N_{|C|-1} = n).
+        below candidate j after rounding to the nearest candidate (N_{-1} = 0, N_{|C|-1} = n).
 
     Notes
     -----
     S_j / b is the distance from q n to [N_{j-1}, N_j]: zero exactly when candidate j is a
-    q-quantile of the snapped data (N_{j-1} <= q n <= N_j), which always exists, so the
+    q-quantile of the rounded data (N_{j-1} <= q n <= N_j), which always exists, so the
     best score is 0. One record moves each N_j by at most 1 (replace-one: some by +1, some
     by -1; add/remove: all by 0 or +1 while q n moves by q), so the score vector's l_inf
     sensitivity is 1 (replace-one, n public) and max(q, 1 - q) (add/remove), in records:
@@ -184,17 +181,17 @@ def quantile(
 
     Notes
     -----
-    Each record is snapped up to the grid (to the first candidate at or above it) and
-    candidate c_j gets the score dist(q n, [N_{j-1}, N_j]) (:func:`rank_scores`; N_j
+    Each record is rounded to the nearest candidate (a per-record map: neighbours stay
+    neighbours) and candidate c_j gets the score dist(q n, [N_{j-1}, N_j]) (:func:`rank_scores`; N_j
     counts the records at or below c_j), of l_inf sensitivity Delta = 1 under replace-one
     neighbours and max(q, 1 - q) under add/remove (OpenDP's ``score_candidates_map``).
     The exponential mechanism releases c_j with probability proportional to
     exp(-eps s_j / (2 Delta)) (McSherry & Talwar 2007, Theorem 6), sampled exactly
-    (:mod:`knorm.mechanisms.exponential`). The best score is 0 (the snapped data's own
+    (:mod:`knorm.mechanisms.exponential`). The best score is 0 (the rounded data's own
     q-quantile is a candidate), so with probability 1 - alpha the released c_j satisfies
     N_{j-1} - t <= q n <= N_j + t with t = (2 Delta / eps) ln(|C| / alpha) records
-    (``score_error``): c_j is a q'-quantile of the snapped data for some |q' - q| <= t / n.
-    The released value is within one grid step of a q'-quantile of the data itself.
+    (``score_error``): c_j is a q'-quantile of the rounded data for some |q' - q| <= t / n,
+    and within half a grid step of a q'-quantile of the data itself.
 
     Values outside the bounds are clipped (counted, and the curator warned above 5%);
     nothing about them is published.
@@ -279,7 +276,7 @@ def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, lab
     names = ("median",) if median_only else tuple(f"quantile {lv}" for lv in levels)
     read = [f"{v!r} as {lv}" for v, lv in zip(levels_float, levels) if Fraction(v) != lv]
     note = (
-        f"rank scores of the data snapped up to the grid, Delta = "
+        f"rank scores of the data rounded to the nearest candidate, Delta = "
         f"{'1 (replace-one)' if neighbours == 'replace' else 'max(q, 1 - q) (add/remove)'} record"
         + (f"; epsilon / {k} per quantile (sequential composition)" if k > 1 else "")
         + (f"; q read as {', '.join(read)}" if read else "")
