@@ -179,7 +179,9 @@ def test_nonprivate_releases_the_snapped_quantile():
     grid = np.linspace(0, 10, 101)
     with nonprivate():
         release = dp.quantile(x, [0.3, 0.5, 1.0, 0.0], (0, 10), epsilon=1.0, candidates=grid)
-    nearest = np.array([grid[int(np.argmin(np.abs(grid - v)))] for v in np.quantile(x, [0.3, 0.5, 1.0, 0.0], method="inverted_cdf")])
+    nearest = np.array(
+        [grid[int(np.argmin(np.abs(grid - v)))] for v in np.quantile(x, [0.3, 0.5, 1.0, 0.0], method="inverted_cdf")]
+    )
     np.testing.assert_array_equal(release.value[:3], nearest[:3])
     assert release.value[3] <= nearest[3]  # q = 0: any candidate up to the (rounded) minimum
     assert release.epsilon == math.inf and release.noise_scale == 0.0
@@ -198,6 +200,10 @@ def test_levels_split_epsilon_and_name_themselves():
     assert release.rates == (exact_rate(0.5, 10), exact_rate(0.5, 2))
     # t = (2 Delta / eps') ln(|C| / alpha) records, Delta = 1, eps' = 1/2
     np.testing.assert_allclose(release.score_error(0.05), 4 * math.log(65537 / 0.05))
+    levels = [0.1, 0.3, 0.5, 0.7, 0.9]  # 1.0 / 5 rounds up in binary64: the shares are rounded down
+    odd = dp.quantile(x, levels, (0, 100), epsilon=1.0, rng=3)
+    spent = sum(2 * Fraction(q).limit_denominator(100).denominator * r for q, r in zip(levels, odd.rates))
+    assert odd.epsilon == 1.0 and spent <= 1  # eps' = 2 Delta rate per level, Delta = b units of 1 / b
     scalar = dp.quantile(x, 0.5, (0, 100), epsilon=1.0, rng=3)
     assert scalar.value.shape == (1,) and scalar.names == ("quantile 1/2",)
 

@@ -267,6 +267,7 @@ class ExponentialMechanism:
         label="exponential mechanism",
         names=(),
         note="",
+        total_epsilon=None,
     ):
         """Release one candidate per row of ``scores``: the exponential mechanism, charged once per row.
 
@@ -292,6 +293,10 @@ class ExponentialMechanism:
             Names of the released coordinates.
         note : str
             Appended to the record's ``sampler``.
+        total_epsilon : float, optional
+            The budget charged and recorded, at least rows x epsilon in exact arithmetic
+            (a budget split in k parts whose float sum is not exactly it); default rows x
+            epsilon.
 
         Returns
         -------
@@ -310,6 +315,11 @@ class ExponentialMechanism:
                     f"sensitivity in score units. Got {len(r)} scores and Delta / unit = {d / u} instead."
                 )
         rates = tuple(exact_rate(self.epsilon, d / u) for d, u in zip(deltas, units))
+        total = self.epsilon * len(rows) if total_epsilon is None else total_epsilon
+        if Fraction(self.epsilon) * len(rows) > Fraction(total):
+            raise param_error(
+                "total_epsilon", self.owner, f"at least rows x epsilon = {len(rows)} x {self.epsilon!r}", total_epsilon
+            )
 
         def draw(gen):
             if nonprivate_active():
@@ -327,7 +337,7 @@ class ExponentialMechanism:
         )
         return self._publish(
             draw,
-            epsilon=self.epsilon * len(rows),
+            epsilon=total,
             rng=rng,
             accountant=accountant,
             label=label,

@@ -11,6 +11,7 @@ arithmetic (:mod:`knorm.mechanisms.exponential`).
 
 from __future__ import annotations
 
+import math
 import numbers
 from fractions import Fraction
 
@@ -271,7 +272,10 @@ def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, lab
     levels = [Fraction(v).limit_denominator(LEVEL_DENOMINATOR) for v in levels_float]
     scores = [rank_scores(counts, lv) for lv in levels]
     k = len(levels)
-    mechanism = ExponentialMechanism(epsilon / k, owner=owner)
+    share = epsilon / k
+    while Fraction(share) * k > Fraction(epsilon):  # the k shares add up to at most epsilon, exactly
+        share = math.nextafter(share, 0.0)
+    mechanism = ExponentialMechanism(share, owner=owner)
     median_only = owner.endswith("median")
     names = ("median",) if median_only else tuple(f"quantile {lv}" for lv in levels)
     read = [f"{v!r} as {lv}" for v, lv in zip(levels_float, levels) if Fraction(v) != lv]
@@ -291,4 +295,5 @@ def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, lab
         label=label or ("median" if median_only else f"quantiles {', '.join(str(lv) for lv in levels)}"),
         names=names,
         note=note,
+        total_epsilon=epsilon,
     )
