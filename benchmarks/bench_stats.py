@@ -5,7 +5,7 @@ simulations, with the same declared bounds and the same total epsilon, the media
 error of
 
 * the mean and variance of one column: knorm's ``stats.var`` (one joint release of
-  (sum x, sum x^2) through the exact hull, and with ``focus='mean'`` through the l1 ball of
+  (sum x, sum x^2) through the exact hull, and with ``norm='mean'`` through the l1 ball of
   the standardised moments) against diffprivlib's ``tools.mean`` and ``tools.var`` at
   eps / 2 each;
 * the covariance of 3 columns: knorm's ``stats.covariance`` (one joint release of the first and
@@ -393,19 +393,19 @@ def run(config):
         for i, (name, x, lo, hi) in enumerate(one):
             truth = np.array([x.mean(), x.var()])
             dpl_err = [np.median(np.abs(dpl[f"mv{i}_{e}"] - truth), axis=0) for e in dpl_eps] if dpl else None
-            # The default (focus='pair', the hull) and focus='mean' (the l1 ball of the standardised
+            # The default (norm='hull', the hull) and norm='mean' (the l1 ball of the standardised
             # moments: the mean at the Laplace optimum), on the same data and diffprivlib runs.
-            for focus, tag in (("pair", ""), ("mean", " (focus='mean')")):
+            for norm, tag in (("hull", ""), ("mean", " (norm='mean')")):
                 med_k = [
                     _knorm_errors(
                         config,
-                        lambda eps, g, x=x, lo=lo, hi=hi, focus=focus: (
-                            dp.var(x, (lo, hi), epsilon=eps, focus=focus, rng=g).value
+                        lambda eps, g, x=x, lo=lo, hi=hi, norm=norm: (
+                            dp.var(x, (lo, hi), epsilon=eps, norm=norm, rng=g).value
                         ),
                         truth,
                         factors * e,
                         reps,
-                        ("mv", i, e) if focus == "pair" else ("mv", focus, i, e),
+                        ("mv", i, e) if norm == "hull" else ("mv", norm, i, e),
                     )
                     for e in dpl_eps
                 ]
@@ -509,7 +509,7 @@ eps / 9 (3 columns, 6 products with their box's bounds); `tools.histogram(x, eps
 0.965 (hi - lo) / eps (Monte Carlo of the public law; on the sum), against (hi - lo) ln 2 / (eps / 2) for
 diffprivlib's mean at eps / 2: a ratio of 0.70 whatever the data (these two constants are properties of
 the noise laws, not measurements of this run), while the variance gains far more (the table). The median of
-{reps} releases moves each ratio by about 10 %. *focus='mean'* (`stats.var(..., focus='mean')`) is the other end
+{reps} releases moves each ratio by about 10 %. *norm='mean'* (`stats.var(..., norm='mean')`) is the other end
 of that trade-off: (sum u, sum u^2) of u = (x - m) / r, m the midpoint and r = hi - lo, through the unit l1
 ball, certified with Delta = 1 (replace-one neighbours move them by (d, d (u + v)), |u + v| <= 1 - |d|). Its
 noise on the mean is Laplace of scale r / (n eps), exactly the Laplace mechanism of the mean alone at the full

@@ -33,6 +33,23 @@ epsilon : float
     "label": """\
 label : str, optional
     What is released, for the ledger and the record.""",
+    # The options every release takes, in their usual order (written out once more for readers).
+    "release_options": "%(neighbours)s\n%(accountant)s\n%(rng)s\n%(label)s",
+    "charge_options": "%(accountant)s\n%(rng)s\n%(label)s",
+    # The end of the Returns of objective perturbation, and its Raises section.
+    "objective_diagnostics": """\
+n_iter : int
+    Newton iterations (curator-only diagnostic).
+converged : bool
+    Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
+
+Raises
+------
+ConvergenceError
+    If Newton's method stops above the certified gradient tolerance (nothing is
+    published; the charge stands).
+ValueError
+    If gamma underflows (epsilon (1 - q) too large for a strongly convex objective).""",
     # The command line's subcommands, each added by its module's add_parser.
     "cli_add_parser": """\
 Parameters
@@ -70,6 +87,8 @@ def fill_doc(obj):
         If a marker names no entry (a typo must not reach the documentation).
     """
     doc = obj.__doc__
+    while doc and _MARKER.search(doc):  # an entry may hold markers of its own
+        doc = _MARKER.sub(lambda m: textwrap.indent(PARAMETERS[m["name"]], m["indent"]), doc)
     if doc:
-        obj.__doc__ = _MARKER.sub(lambda m: textwrap.indent(PARAMETERS[m["name"]], m["indent"]), doc)
+        obj.__doc__ = doc
     return obj

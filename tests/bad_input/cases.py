@@ -298,6 +298,18 @@ def all_missing_csv():
     return csv("all_missing.csv", "x,y\n1,\n,2\n")
 
 
+def semicolon_csv():
+    return csv("semicolon.csv", "x;z;y\n1;2;1\n3;1;0\n2;2;1\n")
+
+
+def tab_csv():
+    return csv("tab.csv", "x\tz\ty\n1\t2\t1\n3\t1\t0\n2\t2\t1\n")
+
+
+def empty_csv():
+    return csv("empty.csv", "")
+
+
 BOUNDS_XZ = ("--bounds", "x=0:5", "--bounds", "z=0:3")
 BOUNDS_XZY = (*BOUNDS_XZ, "--bounds", "y=0:1")
 
@@ -2028,8 +2040,20 @@ def _rows():
         (T, V),
         mentions("'epsilon' parameter of LinearRegression", "Got True"),
     )
-    add(e, "X holds NaN", lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y), V, says("Input X contains NaN"))
-    add(e, "X holds inf", lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y), V, says("Input X contains infinity"))
+    add(
+        e,
+        "X holds NaN",
+        lambda: lin().fit(np.where(X > 0.9, np.nan, X), Y),
+        V,
+        says("'X' parameter of LinearRegression", "must not hold NaN", "NaN value(s)"),
+    )
+    add(
+        e,
+        "X holds inf",
+        lambda: lin().fit(np.where(X > 0.9, np.inf, X), Y),
+        V,
+        says("'X' parameter of LinearRegression", "finite values", "infinite value(s)"),
+    )
     add(e, "y holds NaN", lambda: lin().fit(X, np.where(Y > 0.5, np.nan, Y)), V, says("Input y contains NaN"))
     add(
         e,
@@ -2504,14 +2528,14 @@ def _rows():
         "X holds NaN",
         lambda: sufficient_statistics(np.where(X > 0.9, np.nan, X), Y, bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite value(s)"),
+        says("'X' parameter of sufficient_statistics", "must not hold NaN", "NaN value(s)"),
     )
     add(
         e,
         "y holds inf",
         lambda: sufficient_statistics(X, np.where(Y > 0.5, np.inf, Y), bounds_X=(-1, 1), bounds_y=(-2, 2)),
         V,
-        says("Input X or y of sufficient_statistics contains", "NaN or infinite"),
+        says("'y' parameter of sufficient_statistics", "finite values", "infinite value(s)"),
     )
     add(
         e,
@@ -2577,19 +2601,19 @@ def _rows():
             exc,
             says("'epsilon' parameter of knorm.stats.mean", "range (0, inf)", f"Got {got}"),
         )
-    for bounds, what in (
-        ((10, 0), "bounds reversed (10, 0)"),
-        ((math.nan, 10), "bounds = (nan, 10)"),
-        ((0, math.inf), "bounds = (0, inf)"),
-        ((0, 1, 2), "bounds = (0, 1, 2) (a triple)"),
-        ("ab", "bounds = 'ab'"),
+    for bounds, what, rule in (
+        ((10, 0), "bounds reversed (10, 0)", "lower < upper"),
+        ((math.nan, 10), "bounds = (nan, 10)", "finite bounds"),
+        ((0, math.inf), "bounds = (0, inf)", "finite bounds"),
+        ((0, 1, 2), "bounds = (0, 1, 2) (a triple)", "pair (lower, upper) of finite numbers"),
+        ("ab", "bounds = 'ab'", "pair (lower, upper) of finite numbers"),
     ):
         add(
             e,
             what,
             lambda bounds=bounds: dp.mean(X1, bounds, epsilon=1.0, rng=0),
             V,
-            says("'bounds' parameter of knorm.stats.mean", "finite numbers", "with lower < upper", f"Got {bounds!r}"),
+            says("'bounds' parameter of knorm.stats.mean", rule, f"{bounds!r}"),
         )
     add(
         e,
@@ -2778,14 +2802,14 @@ def _rows():
         "var bounds of length 2 for one column",
         lambda: dp.var(X1, ([0, 0], [1, 1]), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.var", "lower < upper", "Got ([0, 0], [1, 1])"),
+        says("'bounds' parameter of knorm.stats.var", "arrays of length 1", "Got ([0, 0], [1, 1])"),
     )
     add(
         e,
         "std bounds reversed (10, 0)",
         lambda: dp.std(X1, (10, 0), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.std", "lower < upper", "Got (10, 0)"),
+        says("'bounds' parameter of knorm.stats.std", "lower < upper", "(bounds (10, 0))"),
     )
     add(
         e,
@@ -2815,7 +2839,7 @@ def _rows():
         "bounds reversed (1, -1)",
         lambda: dp.covariance(X, (1, -1), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.covariance", "lower < upper", "Got (1, -1)"),
+        says("'bounds' parameter of knorm.stats.covariance", "lower < upper", "(bounds (1, -1))"),
     )
     add(
         e,
@@ -3100,6 +3124,34 @@ def _rows():
         lambda: accepted(line_with(fit_linear(good_csv(), "--bounds", "w=0:5", *BOUNDS_XZY), "mechanism")),
         CE,
         mentions("--bounds", "'w'"),
+    )
+    add(
+        e,
+        "a file separated by semicolons",
+        lambda: fit_linear(semicolon_csv(), *BOUNDS_XZY),
+        CE,
+        says("single column", "separated by semicolons", "Pass --delimiter ';'"),
+    )
+    add(
+        e,
+        "a file separated by tabs",
+        lambda: fit_linear(tab_csv(), *BOUNDS_XZY),
+        CE,
+        says("single column", "separated by tabs", "Pass --delimiter tab"),
+    )
+    add(
+        e,
+        "an empty file",
+        lambda: fit_linear(empty_csv(), *BOUNDS_XZY),
+        CE,
+        says("empty.csv", "the file is empty, so it has no header row"),
+    )
+    add(
+        e,
+        "--delimiter ';' on a comma-separated file",
+        lambda: fit_linear(good_csv(), *BOUNDS_XZY, "--delimiter", ";"),
+        CE,
+        says("single column", "separated by commas", "Pass --delimiter ','"),
     )
     for eps in ("0", "nan", "-inf", "abc"):
         add(
@@ -3461,6 +3513,35 @@ def _rows():
     )
     add(
         e,
+        "a file separated by semicolons",
+        lambda: cli("release", "mean", semicolon_csv(), "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"),
+        CE,
+        says("semicolon.csv", "single column", "separated by semicolons", "Pass --delimiter ';'"),
+    )
+    add(
+        e,
+        "count of the rows of a file separated by tabs",
+        lambda: cli("release", "count", tab_csv(), "--epsilon", "1"),
+        CE,
+        says("tab.csv", "single column", "separated by tabs", "Pass --delimiter tab"),
+    )
+    add(
+        e,
+        "an empty file",
+        lambda: cli("release", "mean", empty_csv(), "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"),
+        CE,
+        says("empty.csv", "the file is empty, so it has no header row"),
+    )
+    for delim in ("ab", "1", '"'):
+        add(
+            e,
+            f"--delimiter {delim}",
+            lambda delim=delim: rel("mean", "--column", "x", "--bounds", "x=0:5", "--delimiter", delim),
+            CE,
+            says("argument --delimiter", "one character", f"Got {delim!r}"),
+        )
+    add(
+        e,
         "sum with --bounds for x only (x,z)",
         lambda: rel("sum", "--column", "x,z", "--bounds", "x=0:5"),
         CE,
@@ -3510,6 +3591,28 @@ def _rows():
         CE,
         says("exists already"),
     )
+    e = "knorm example-data PATH"
+    add(
+        e,
+        "PATH exists already",
+        lambda: cli("example-data", good_csv()),
+        CE,
+        says("argument path must be a new file", "exists already", "never overwrites"),
+    )
+    add(
+        e,
+        "PATH is a directory",
+        lambda: cli("example-data", tmp("")),
+        CE,
+        says("argument path must be a new file", "exists already"),
+    )
+    add(
+        e,
+        "PATH in a folder that does not exist",
+        lambda: cli("example-data", tmp("nowhere/housing.csv")),
+        CE,
+        says("cannot write", "its folder does not exist"),
+    )
     # ---- knorm.stats.quantile and median (issue 24), at the end: the rows above keep their numbers ----
     e = "knorm.stats.quantile / median(x, q, bounds, epsilon, candidates)"
     for q, exc, got in ((1.5, V, "1.5"), (-0.1, V, "-0.1"), ([0.5, math.nan], V, "[0.5, nan]"), ([], V, "[]")):
@@ -3539,7 +3642,7 @@ def _rows():
         "bounds reversed (10, 0)",
         lambda: dp.median(X1, (10, 0), epsilon=1.0, rng=0),
         V,
-        says("'bounds' parameter of knorm.stats.median", "with lower < upper", "Got (10, 0)"),
+        says("'bounds' parameter of knorm.stats.median", "lower < upper", "Got lower = 10.0 >= upper = 0.0"),
     )
     for cands, got in ((1, "Got 1"), ([5.0, 1.0], "Got [5.0, 1.0]"), ([0.0, 20.0], "Got [0.0, 20.0]")):
         add(
@@ -3554,7 +3657,7 @@ def _rows():
         "x with 2 columns",
         lambda: dp.median(X, (0, 1), epsilon=1.0, rng=0),
         V,
-        says("'x' parameter of knorm.stats.median", "one column", "Got '2 columns'"),
+        says("'x' parameter of knorm.stats.median", "one column", "Got 2 columns"),
     )
     add(
         e,

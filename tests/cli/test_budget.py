@@ -123,3 +123,24 @@ def test_budget_ledger_prints_nothing_from_a_seed(tmp_path, capsys):
     published = set(re.findall(r"[0-9a-f]{32,}", (out + text).lower()))
     assert published == set()
     assert [s for s in range(10**5 + 1) if legacy_fingerprint(s) in published] == []  # the attack
+
+
+def test_an_immutable_ledger_file_is_one_line_and_status_2(tmp_path, capsys, csv_file):
+    # The real thing where the file system allows it (root passes every permission check, not this one).
+    import shutil
+    import subprocess
+
+    path = _ledger_with_a_charge(tmp_path / "immutable.sqlite")
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False).returncode:
+        pytest.skip("chattr +i is not available here (it needs root and a file system with the immutable flag)")
+    try:
+        mean = ["release", "mean", csv_file, "--column", "x", "--bounds", "x=0:10", "--epsilon", "0.5"]
+        for argv in (["budget", "show", path], ["budget", "ledger", path], [*mean, "--budget", path]):
+            _one_line_status_2(*run_cli(argv, capsys), path, "read-only")
+    finally:
+        subprocess.run([chattr, "-i", str(path)], check=True)
+    from knorm.accounting import PrivacyAccountant
+
+    with PrivacyAccountant.open(path) as acc:
+        assert acc.spent == 0.5  # nothing was charged

@@ -69,6 +69,9 @@ CASES = [
     (["release", "mode", DATA], r"invalid choice: 'mode'"),
     (["budget", "show", "none.sqlite"], r"no privacy ledger at 'none.sqlite'"),
     (["budget", "create", "x.sqlite"], r"the following arguments are required: --total"),
+    (["example-data", DATA], r"argument path must be a new file: .* exists already .* never overwrites"),
+    (["example-data", "no-such-folder/x.csv"], r"cannot write 'no-such-folder/x.csv': its folder does not exist"),
+    ([*MEAN, "--epsilon", "1", "--delimiter", "::"], r"--delimiter: must be one character .* Got '::'"),
 ]
 
 
@@ -127,3 +130,72 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path):
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == ["knorm release mean: error: cannot read 'nofile.csv': no such file."]
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "option"),
+    [("x;y\n1;2\n3;4\n", "';'"), ("x\ty\n1\t2\n3\t4\n", "tab"), ("x|y\n1|2\n3|4\n", "'|'")],
+    ids=["semicolons", "tabs", "bars"],
+)
+def test_a_file_with_another_delimiter_names_the_option_that_reads_it(text, option, tmp_path, capsys):
+    path = _write(tmp_path / "other.csv", text)
+    commands = (
+        ["release", "mean", path, "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"],
+        ["release", "count", path, "--epsilon", "1"],
+        ["fit", "linear", path, "--target", "y", "--bounds", "x=0:5", "--bounds", "y=0:5", "--epsilon", "1"],
+    )
+    for argv in commands:
+        status, out, err = run_cli(argv, capsys)
+        assert status == 2 and out == "" and len(err.splitlines()) == 1, err
+        assert f"Pass --delimiter {option}." in err and "single column" in err
+        assert "x;y" not in err and "1;2" not in err  # nothing quoted from the file
+    # ... and that option reads it: the same release as from the comma-separated file.
+    delimiter = {"';'": ";", "tab": "tab", "'|'": "|"}[option]
+    comma = _write(tmp_path / "comma.csv", "x,y\n1,2\n3,4\n")
+    outputs = []
+    for source, extra in ((path, ["--delimiter", delimiter]), (comma, [])):
+        argv = ["release", "mean", source, "--column", "x", "--bounds", "x=0:5", "--epsilon", "1", "--seed", "5"]
+        status, out, err = run_cli([*argv, "--json", *extra], capsys)
+        assert status == 0, err
+        outputs.append(out)
+    assert outputs[0] == outputs[1] and '"value": [' in outputs[0]
+
+
+def test_a_comma_file_read_with_another_delimiter_is_told_to_use_commas(tmp_path, capsys):
+    path = _write(tmp_path / "comma.csv", "x,y\n1,2\n")
+    status, _, err = run_cli(
+        ["release", "mean", path, "--column", "x", "--bounds", "x=0:5", "--epsilon", "1", "--delimiter", ";"], capsys
+    )
+    assert status == 2 and "Pass --delimiter ','." in err
+
+
+@pytest.mark.parametrize("text", ["", "\n\n"], ids=["empty", "blank lines"])
+def test_an_empty_file_says_it_has_no_header_row(text, tmp_path, capsys):
+    path = _write(tmp_path / "empty.csv", text)
+    for argv in (
+        ["release", "mean", path, "--column", "x", "--bounds", "x=0:5", "--epsilon", "1"],
+        ["release", "count", path, "--epsilon", "1"],
+        ["fit", "logistic", path, "--target", "y", "--classes", "0,1", "--epsilon", "1"],
+    ):
+        status, out, err = run_cli(argv, capsys)
+        assert status == 2 and out == "" and len(err.splitlines()) == 1, err
+        assert f"cannot read '{path}': the file is empty, so it has no header row" in err
+
+
+def test_example_data_writes_the_packaged_file_and_never_overwrites(tmp_path, capsys):
+    import hashlib
+
+    from knorm.experiments.data import HOUSING_SHA256
+
+    path = tmp_path / "housing.csv"
+    status, out, _ = run_cli(["example-data", path], capsys)
+    assert status == 0 and "20640 rows" in out and "median_house_value" in out
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == HOUSING_SHA256
+    path.write_text("mine\n")
+    status, _, err = run_cli(["example-data", path], capsys)
+    assert status == 2 and "exists already" in err and path.read_text() == "mine\n"

@@ -114,3 +114,73 @@ def test_packaged_housing_data_is_the_public_file_byte_for_byte():
     raw = gzip.decompress(housing_path().read_bytes())
     assert hashlib.sha256(raw).hexdigest() == HOUSING_SHA256
     assert raw.count(b"\n") == 20_641  # header and 20,640 block groups
+
+
+def _claims_and_reference():
+    from knorm.experiments import Claim
+
+    claims = [
+        Claim("a", "n=1: noise", "yes", "no", False),
+        Claim("a", "n=1: real", "yes", "no", False, source="ours"),
+        Claim("a", "n=1: fine", "yes", "yes", True),
+        Claim("a", "n=2: noise", "yes", "not run", None, "quick mode runs n = 1 only", run=False),
+        Claim("a", "coverage", "not in paper", "0.9", None, "quick mode: 3 replicates are too few to judge"),
+        Claim("a", "context", "-", "1.5", None, "context only"),
+    ]
+    reference = {
+        ("a", "n=1: noise"): {"ours": "yes (full)", "agrees": True},
+        ("a", "n=1: real"): {"ours": "no (full)", "agrees": False},
+        ("a", "n=1: fine"): {"ours": "yes", "agrees": True},
+        ("a", "n=2: noise"): {"ours": "yes", "agrees": True},
+    }
+    return claims, reference
+
+
+def test_quick_notes_say_why_beside_each_no_and_each_claim_not_run():
+    from knorm.experiments.report import quick_note
+
+    claims, reference = _claims_and_reference()
+    notes = [quick_note(c, reference, (3, 300)) for c in claims]
+    assert notes[0].startswith("too few replicates to decide (3 replicates here, 300 replicates in the full run)")
+    assert "the full run agrees (yes (full))" in notes[0]
+    assert notes[1].startswith("a real disagreement: the full run (300 replicates) does not agree either (no (full))")
+    assert notes[2] == "" and notes[5] == ""  # a "yes", and a context row, need no note
+    assert notes[3] == "not run: quick mode runs n = 1 only; the full run (300 replicates) tests it"
+    assert notes[4].startswith("not judged: quick mode: 3 replicates") and "the full run (300 replicates)" in notes[4]
+    assert "has no verdict" in quick_note(claims[0], {}, (3, 300))
+
+
+def test_the_summary_counts_the_papers_claims_and_ours_apart_as_the_page_does():
+    from knorm.experiments import Result
+    from knorm.experiments.report import _counts, claim_counts, console_summary
+
+    claims, reference = _claims_and_reference()
+    result = Result("a", claims=claims, replicates=(3, 300))
+    counts = claim_counts(claims)
+    assert counts["paper"] == (1, 2) and counts["ours"] == (0, 1) and len(counts["not_run"]) == 1
+    quick = console_summary([result], True, reference)
+    assert quick[2].startswith("The paper's claims: 1 of 2 tested agree. Our own claims: 0 of 1 hold.")
+    assert quick[2].split(". 1 claim")[0] in _counts(claims).replace("**", "")  # the page's numbers
+    text = "\n".join(quick)
+    assert "a 3 (the full run: 300)" in text
+    assert 'Of its 2 "NO", 1 is too few replicates to decide (the last full run agrees) and 1 is a real' in text
+    assert "the paper's claims 3 of 3 agree; our own claims 0 of 1 hold" in text  # the full run, same claims
+    assert console_summary([result], False, reference) == quick[:3]  # a full run: its own counts only
+
+
+def test_a_quick_run_says_on_screen_why_each_no_and_each_claim_not_run(tmp_path, capsys):
+    assert main(["reproduce", "logistic", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.count(" | ") >= 3 and not line.startswith("claim |")]
+    verdicts = [row.split(" | ")[3] for row in rows]
+    assert rows and any(v.startswith("- ") or v == "-" for v in verdicts)
+    for row, verdict in zip(rows, verdicts):
+        if verdict.startswith("NO"):
+            assert "  <- too few replicates to decide (8 replicates here, 100 replicates in the full run)" in row or (
+                "  <- a real disagreement: the full run (100 replicates)" in row
+            ), row
+        if " | not run | " in row:
+            assert "  <- not run: quick mode runs n = 10000 only; the full run (100 replicates) tests it" in row, row
+        assert "has no verdict" not in row  # the shipped full-run verdicts know every claim of the quick run
+    assert "The paper's claims: " in out and "Our own claims: " in out and "The last full run" in out
+    assert out.splitlines()[0].startswith("knorm reproduce --quick: small replicate counts")

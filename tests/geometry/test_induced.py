@@ -21,7 +21,7 @@ from scipy.spatial import ConvexHull
 
 from knorm.audit import audit_mechanism
 from knorm.geometry import LpBall, NormBall
-from knorm.geometry.induced import CountBall, HistogramBall, SumBall, VoteBall
+from knorm.geometry.induced import CountBall, HistogramBall, SumBall, VoteBall, _slices
 from knorm.geometry.induced._slices import _permutations_with_descents, capped_cube_counts
 from knorm.geometry.induced.votes import _uniform_permutohedron
 from knorm.mechanisms import KNormMechanism
@@ -367,6 +367,33 @@ def test_permutations_with_per_row_lengths():
         counts = np.bincount([index[tuple(p)] for p in rows[:, :mm].tolist()], minlength=len(allowed))
         if len(allowed) > 1:
             assert stats.chisquare(counts).pvalue > ALPHA
+
+
+@pytest.mark.parametrize(("dim", "k"), [(1, 1), (2, 1), (5, 2), (10, 3), (30, 29), (100, 5)])
+def test_few_rows_take_the_same_steps_in_python(dim, k, monkeypatch):
+    """Up to _SCALAR_ROWS rows run row by row in Python from the same uniforms: the same permutations."""
+    for n in (1, 2, _slices._SCALAR_ROWS):
+        for seed in range(10):
+            m = np.random.default_rng(seed).integers(0, dim + 1, n)
+            rows = _permutations_with_descents(m, k, dim, np.random.default_rng(SEED + seed))
+            with monkeypatch.context() as patch:
+                patch.setattr(_slices, "_SCALAR_ROWS", 0)
+                vectorised = _permutations_with_descents(m, k, dim, np.random.default_rng(SEED + seed))
+            np.testing.assert_array_equal(rows, vectorised)
+
+
+def test_cache_keys_are_the_parameters():
+    """Equal parameters, equal keys (lattice laws and refusals are cached by them); never an instance."""
+    assert SumBall(5, 2).cache_key == SumBall(5, 2).cache_key
+    assert len({SumBall(5, 2).cache_key, SumBall(5, 3).cache_key, SumBall(5, 2, neighbours=AR).cache_key}) == 3
+    assert HistogramBall(4).cache_key == HistogramBall(4).cache_key != HistogramBall(5).cache_key
+    assert CountBall(6, 2).cache_key != CountBall(6, 2, neighbours=AR).cache_key
+
+
+def test_count_orthants_are_shared_read_only():
+    a, b = CountBall(8, 3), CountBall(8, 3)
+    assert a._orthant_p is b._orthant_p and not a._orthant_p.flags.writeable
+    assert float(a.volume()) == float(b.volume())
 
 
 def test_permutohedron_points_are_in_the_cell_and_sum_to_zero():

@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError
 
 from knorm.mechanisms import nonprivate
 from knorm.models import LinearRegression
-from knorm.models.functional import FunctionalRelease, postprocess_release
+from knorm.models.functional import FunctionalFit, postprocess_release
 from knorm.models.inference import N_BOOTSTRAP, RegressionSummary, parametric_bootstrap
 from tests.settings import SEED
 
@@ -72,7 +72,7 @@ def test_intervals_depend_only_on_the_release():
     reg = fit(X, y, epsilon=0.5)
     fm = reg._functional
     A, b, n_floored = postprocess_release(reg.statistic_noisy_, fm.layout, reg.n_samples_, reg.floor_)
-    rebuilt = FunctionalRelease(
+    rebuilt = FunctionalFit(
         reg.release_,
         A,
         b,

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
+import knorm.models.sufficient as suff
 from knorm.models._base import to_unit_box
 from knorm.models.linear import LinearRegression
 from knorm.models.sufficient import GRID_BITS, ExactStatistic, sufficient_statistics
@@ -83,7 +84,10 @@ def test_pandas_equals_numpy():
 def test_non_finite_rejected(bad):
     X, y = make_data(50)
     X[7, 1] = bad
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match=r"'X' parameter of sufficient_statistics must .*Got 1 (NaN|infinite) value"):
+        sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
+    X[7, 1], y[3], y[4] = 0.0, bad, bad
+    with pytest.raises(ValueError, match=r"'y' parameter of sufficient_statistics must .*Got 2 (NaN|infinite) value"):
         sufficient_statistics(X, y, bounds_X=(LO, HI), bounds_y=BY)
 
 
@@ -130,7 +134,7 @@ def test_dask_non_finite_rejected():
     da = pytest.importorskip("dask.array")
     X, y = make_data(500)
     X[321, 2] = np.nan
-    with pytest.raises(ValueError, match="1 NaN or infinite"):
+    with pytest.raises(ValueError, match="'X' parameter of sufficient_statistics must not hold NaN.*Got 1 NaN"):
         sufficient_statistics(
             da.from_array(X, chunks=100), da.from_array(y, chunks=100), bounds_X=(LO, HI), bounds_y=BY
         )
@@ -204,3 +208,18 @@ def test_dask_blocks_shared_by_x_and_y_are_computed_once():
     Z = da.concatenate(parts)
     sufficient_statistics(Z[:, :2], Z[:, 2], bounds_X=(-1, 1), bounds_y=(-1, 1))
     assert sorted(calls) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("rows", [1, 3, 1000])
+def test_values_far_outside_the_bounds_are_clipped_and_counted_in_any_block(monkeypatch, rows):
+    """Finite values far outside the bounds (whose mapped value overflows) are clipped like to_unit_box does."""
+    rng = np.random.default_rng(7)
+    X, y = rng.uniform(-2, 2, (2000, 2)), rng.uniform(-3, 3, 2000)
+    X[5, 0], X[6, 1], y[7] = 1e308, -1e308, -1.7e308
+    lo, hi = np.array([-1.0, -1.0, -2.0]), np.array([1.0, 1.0, 2.0])
+    Z, clipped = to_unit_box(np.column_stack([X, y]), lo, hi)
+    V = np.rint(Z * 2.0**GRID_BITS).astype(np.int64).astype(object)  # the records on the grid, as integers
+    monkeypatch.setattr(suff, "_BLOCK_ROWS", rows)
+    stats = sufficient_statistics(X, y, bounds_X=(lo[:2], hi[:2]), bounds_y=(lo[2], hi[2]))
+    assert stats.n_clipped == clipped
+    assert stats.exact._gram.tolist() == (V.T @ V).tolist() and stats.exact._sums.tolist() == V.sum(axis=0).tolist()

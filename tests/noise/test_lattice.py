@@ -7,6 +7,7 @@ seed under a correct sampler.
 """
 
 import itertools
+import traceback
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from scipy import stats
 
 from knorm.geometry import K2Ball, LpBall, OracleBall, Polytope, k3_ball
-from knorm.noise import lattice
+from knorm.noise import discrete, lattice
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
 from tests.noise.test_discrete import chi2_pvalue
 from tests.noise.test_laws import hexagon, k2_k3_intersection
@@ -254,6 +255,42 @@ def test_round_down_is_dyadic_and_below():
     tiny = Fraction(1, 10**8)  # tau capped at 62: s = floor(2^62 / 10^8) has 36 bits
     assert 0 < (tiny - lattice._round_down(tiny)) / tiny < Fraction(1, 2**35)
     assert lattice._round_down(Fraction(1, 3), max_tau=32).denominator <= 2**32
+
+
+def test_l1_columns_are_grouped_by_rate_in_first_seen_order():
+    """One discrete Laplace call per distinct per-unit rate, over its columns, in first-seen order."""
+    noise = LatticeKNormNoise(LpBall(4, 1), Fraction(1, 3), axis_scale=(2.0, 1.0, 2.0, 1.0))
+    assert [cols for _, _, cols in noise._l1_groups()] == [[0, 2], [1, 3]]
+    draws = noise.sample(5, rng=SEED)
+    gen = np.random.default_rng(SEED)
+    expected = np.empty((5, 4), dtype=np.int64)
+    for q, cols in ((noise._coord_rates[0], [0, 2]), (noise._coord_rates[1], [1, 3])):
+        expected[:, cols] = discrete._discrete_laplace(q.numerator, q.denominator, 10, gen).reshape(5, 2)
+    np.testing.assert_array_equal(draws, expected)
+
+
+def test_a_refused_lattice_is_cached_and_raised_fresh(monkeypatch):
+    """A refusal is kept by its public key (ball parameters, Delta, epsilon, spacing), not built again,
+    and raised as a fresh exception each time (one stored instance grew its traceback on every raise)."""
+    from knorm.mechanisms import lattice as mech
+
+    monkeypatch.setattr(mech, "_CACHE", type(mech._CACHE)())  # an empty cache, whatever ran before
+    calls = []
+    build = mech._law_uncached
+    monkeypatch.setattr(mech, "_law_uncached", lambda *args: calls.append(1) or build(*args))
+    ball = LpBall(3, 2)  # l2: no rational polytope, no exact lattice law
+    errors, builds = [], []
+    for _ in range(3):
+        with pytest.raises(mech.LatticeUnavailable, match="no exact lattice sampler") as err:
+            mech.build_lattice_law(ball, 1.25, 0.75)
+        errors.append(err.value)
+        builds.append(len(calls))
+    assert builds == [2, 2, 2]  # epsilon 0.75, and the probe at epsilon 1 (_served_epsilon): once each
+    assert errors[0] is not errors[1] and str(errors[0]) == str(errors[2])
+    assert len(traceback.extract_tb(errors[2].__traceback__)) == len(traceback.extract_tb(errors[1].__traceback__))
+    with pytest.raises(mech.LatticeUnavailable):
+        mech.build_lattice_law(LpBall(3, 2), 1.25, 0.5)  # another epsilon: its own key, one more build
+    assert len(calls) == 3
 
 
 def test_effective_rate_and_shapes():

@@ -126,3 +126,19 @@ def test_counts_of_many_columns_release_with_the_count_ball():
     # the first lattice-capable ball (l1) draws exact integer noise, and the sampler says so.
     assert release.ball_name == "l1" and "'count ball', first in the volume order" in release.sampler
     assert release.value.shape == (100,) and release.value.dtype == np.int64 and release.caveats == ()
+
+
+@pytest.mark.parametrize("bad", [0.5, np.nan, np.inf, 1 - 2.0**-53, 2.0, -1.0])
+def test_count_refuses_any_value_but_0_and_1_even_one_in_a_large_block(bad):
+    X = np.zeros((70_000, 3))  # several row blocks of the one-pass check
+    X[::7, 1] = 1.0
+    X[66_000, 2] = bad
+    with pytest.raises(ValueError, match="must hold 0/1 indicators"):
+        dp.count(X, epsilon=1.0, rng=SEED)
+
+
+def test_count_one_pass_counts_equal_the_column_sums():
+    rng = np.random.default_rng(SEED)
+    X = (rng.random((70_000, 4)) < 0.2).astype(float)
+    release = noiseless(dp.count, X, epsilon=1.0)
+    assert release.value.tolist() == X.sum(axis=0).astype(int).tolist()

@@ -80,10 +80,13 @@ def test_standardised_release_is_the_image_ball_mechanism_in_x_units():
     assert release.parent.names[:3] == ("sum z1", "sum z2", "sum z3")
 
 
-@pytest.mark.parametrize("p", [4, 5])
-def test_four_and_five_columns_stay_on_the_exact_lattice(p):
+@pytest.mark.parametrize(
+    "p", [4, 5, 6, pytest.param(7, marks=pytest.mark.slow), pytest.param(8, marks=pytest.mark.slow)]
+)
+def test_four_to_eight_columns_stay_on_the_image_ball_and_the_exact_lattice(p):
     # Before the columns were standardised, the sheared image ball's lattice sampler accepted
     # about 1e-5 of its proposals with bounds (0, 10), and the release fell back to binary64.
+    # From 6 columns the release fell to l_inf in x units (issue 22): 13.6 times the error at 6.
     X = np.random.default_rng(SEED).uniform(0, 10, size=(50, p))
     parent = dp.mean_and_covariance(X, (0, 10), epsilon=1.0, rng=SEED).parent
     assert parent.ball_name == "image of K_T (second moments)"
@@ -108,11 +111,16 @@ def test_released_covariance_is_positive_semi_definite_even_when_noise_dominates
         assert np.linalg.eigvalsh(dp.covariance_matrix(upper)).min() >= -1e-9
 
 
-def test_more_than_five_columns_use_the_exact_linf_sensitivity():
-    Z = np.random.default_rng(SEED).uniform(-1, 1, size=(30, 6))
-    release = dp.mean_and_covariance(Z, (-1, 1), epsilon=1.0, rng=SEED)
+def test_more_than_eight_columns_use_the_exact_linf_sensitivity_of_the_standardised_sums():
+    # Standardised (z in [-1, 1]): l_inf of the sums of z is the box of each coordinate's own width in x
+    # units; in x units every coordinate got the widest one's noise (bounds (0, 10): 10 for the means, 100).
+    X = np.random.default_rng(SEED).uniform(0, 10, size=(30, 9))
+    release = dp.mean_and_covariance(X, (0, 10), epsilon=1.0, rng=SEED)
     assert release.parent.ball_name == "linf" and release.parent.sensitivity.value == pytest.approx(2.0, rel=1e-8)
-    assert release.value.shape == (6 + 21,)
+    assert release.parent.names[:2] == ("sum z1", "sum z2")
+    assert release.value.shape == (9 + 45,)
+    exact = noiseless(dp.mean_and_covariance, X, (0, 10), epsilon=1.0)
+    np.testing.assert_allclose(dp.covariance_matrix(exact.value[9:]), np.cov(X, rowvar=False, ddof=0), atol=1e-10)
 
 
 def test_covariance_matrix_rebuilds_the_symmetric_matrix():

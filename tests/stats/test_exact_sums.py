@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import knorm.stats as dp
+from knorm._exact import FIXED_POINT_BITS, RecordSums
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism
-from knorm.stats._core import FIXED_POINT_BITS, RecordSums
 from tests.settings import SEED
 
 N = 1_000_000
@@ -94,3 +94,51 @@ def test_moments_and_covariance_release_exact_fixed_point_sums():
         if raw.lattice_spacing is not None:
             assert "exact fixed point" in raw.sampler
             assert np.array_equal(raw.value, np.rint(raw.value / raw.lattice_spacing) * raw.lattice_spacing)
+
+
+@pytest.mark.parametrize("block", [1, 7, 4096, 1 << 15, 1 << 22])
+def test_sums_do_not_depend_on_the_block_size_nor_the_summation_path(adversarial, monkeypatch, block):
+    """Blocks of any size give the same bits, on the float path (block sums below 2^53) and on the int64 one."""
+    import knorm._exact as exact
+
+    X = adversarial[:200_000]
+    whole = RecordSums((X, np.ones(2), True))
+    monkeypatch.setattr(exact, "_BLOCK_VALUES", block)
+    for gamma in (np.array([2.0**-20, 2.0**-18]), np.array([2.0**-40, 2.0**-38])):  # the second: int64 halves
+        q = gamma / 2**FIXED_POINT_BITS
+        units = [sum(int(u) for u in np.rint(X[:, j] / q[j])) for j in range(2)]  # Python integers, one record each
+        expected = [round(u / 2**FIXED_POINT_BITS) * g for u, g in zip(units, gamma)]
+        assert whole.on_lattice(gamma, LINF)[0].tolist() == expected
+
+
+def test_records_clip_block_by_block_like_the_clipped_data():
+    """Records clips each block to the declared bounds: the sums are those of np.clip(x), bit for bit."""
+    from knorm._exact import Records
+
+    rng = np.random.default_rng(SEED)
+    x = rng.normal(5, 4, (100_003, 1))  # a quarter outside [0, 10]
+    gamma = np.array([2.0**-6, 2.0**-2])
+    lo, hi = np.zeros(1), np.full(1, 10.0)
+    lazy = RecordSums((Records(x, lo, hi, fn=lambda b: np.hstack([b, b * b]), width=2), [10.0, 100.0], [True, False]))
+    c = np.clip(x, 0, 10)
+    eager = RecordSums((np.hstack([c, c * c]), [10.0, 100.0], [True, False]))
+    ball = LpBall(2, np.inf)
+    (got, err), (want, want_err) = lazy.on_lattice(gamma, ball), eager.on_lattice(gamma, ball)
+    assert np.array_equal(got, want) and err == want_err
+    assert np.array_equal(lazy.resolve(), eager.resolve())
+
+
+def test_mean_makes_no_copy_of_the_data():
+    """The door scans and the sums read the data block by block: nothing of the data's size is allocated."""
+    import tracemalloc
+
+    x = np.random.default_rng(SEED).uniform(0, 10, 1_000_000)
+    dp.mean(x, (0, 10), epsilon=1.0, rng=SEED)  # the choice of the ball is cached after this one
+    tracemalloc.start()
+    try:
+        dp.mean(x, (-0.1, 9.9), epsilon=1.0, rng=SEED + 1)  # 1% clipped (block by block)
+        dp.mean(x, (0, 10), epsilon=1.0, rng=SEED + 2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * x.nbytes

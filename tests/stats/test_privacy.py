@@ -71,9 +71,9 @@ PARAMS = [
     pytest.param(fn, kwargs, records, neighbours, id=f"{name}, {neighbours}")
     for name, fn, kwargs, records in CASES
     for neighbours in ("replace", "add_remove")
-] + [  # focus='mean' exists under replace-one neighbours only (refused under add/remove)
-    pytest.param(dp.var, dict(bounds=(-3.3, 7.1), focus="mean"), _line(-3.3, 7.1), "replace", id="var mean focus"),
-    pytest.param(dp.moments, dict(bounds=(0, 10), focus="mean"), _line(0, 10), "replace", id="moments mean focus"),
+] + [  # norm='mean' exists under replace-one neighbours only (refused under add/remove)
+    pytest.param(dp.var, dict(bounds=(-3.3, 7.1), norm="mean"), _line(-3.3, 7.1), "replace", id="var mean focus"),
+    pytest.param(dp.moments, dict(bounds=(0, 10), norm="mean"), _line(0, 10), "replace", id="moments mean focus"),
 ]
 
 
@@ -88,8 +88,8 @@ def test_certified_sensitivity_covers_brute_force_space_and_is_attained(fn, kwar
     scale = root(release).sensitivity.value / EPS
     if root(release).lattice_spacing is None:
         assert root(release).noise_scale == pytest.approx(scale, rel=1e-12)
-    else:  # the lattice covers Delta + its rounding slack, at most 1% more (0.1% for focus='mean')
-        assert scale <= root(release).noise_scale <= (1.001 if "focus" in kwargs else 1.01) * scale
+    else:  # the lattice covers Delta + its rounding slack, at most 1% more (0.1% for norm='mean')
+        assert scale <= root(release).noise_scale <= (1.001 if "norm" in kwargs else 1.01) * scale
 
 
 @pytest.mark.parametrize("fn, kwargs, records, neighbours", PARAMS)

@@ -11,14 +11,15 @@ from scipy.spatial import ConvexHull
 
 import knorm.stats as dp
 from knorm import PrivacyAccountant
+from knorm._ingest import clip_count
 from knorm.accounting import SeedReuseError
 from knorm.exceptions import ClippingWarning
 from knorm.geometry import LinearImage, LpBall
 from knorm.mechanisms import Release
 from knorm.noise import KNormNoise
-from knorm.stats._core import clip_count, publish
+from knorm.stats._core import publish
+from knorm.stats._linear import linear_space as _linear_space
 from knorm.stats._transforms import VarianceFromMoments
-from knorm.stats.summaries import _linear_space
 from tests.settings import ALPHA, SEED, Z_MAX
 from tests.stats._helpers import CONTAINERS, container, noiseless, root
 
@@ -249,7 +250,7 @@ def test_variance_rmse_of_the_issue_is_at_the_hull_level():
     assert 0.004 < rmse < 0.0083 < 0.048
 
 
-# -- focus='mean': the unit l1 ball of the standardised moments --------------------------------
+# -- norm='mean': the unit l1 ball of the standardised moments --------------------------------
 def _standardised_space(lo, hi, centre, levels=401):
     """Points (d, d (u + v)) of S_T of (sum u, sum u^2), u = (x - centre) / (hi - lo), over a grid of pairs."""
     u = (np.linspace(lo, hi, levels) - centre) / (hi - lo)
@@ -266,7 +267,7 @@ def test_mean_focus_l1_ball_contains_the_sensitivity_space_and_the_centre_must_b
     assert off.max() == pytest.approx(1.02, rel=1e-9)
     # The release uses that ball with Delta = 1, exactly, on its own raw coordinates.
     x = np.linspace(lo, hi, 30)
-    parent = dp.var(x, (lo, hi), epsilon=1.0, focus="mean", rng=SEED).parent
+    parent = dp.var(x, (lo, hi), epsilon=1.0, norm="mean", rng=SEED).parent
     assert parent.ball_name == "l1 of standardised (x, x^2)" and parent.sensitivity.value == 1.0
     assert parent.sensitivity.kind == "exact" and parent.names == ("sum u", "sum u^2")
     # In (sum x, sum x^2) it is the parallelogram L B_1, L = [[r, 0], [2 m r, r^2]]: S_T of (x, x^2) inside.
@@ -279,21 +280,21 @@ def test_mean_focus_l1_ball_contains_the_sensitivity_space_and_the_centre_must_b
 
 def test_mean_focus_values_equal_numpy_without_noise():
     x = np.random.default_rng(SEED).uniform(-3.3, 7.1, 500)
-    var = noiseless(dp.var, x, (-3.3, 7.1), epsilon=1.0, focus="mean", ddof=1)
+    var = noiseless(dp.var, x, (-3.3, 7.1), epsilon=1.0, norm="mean", ddof=1)
     np.testing.assert_allclose(var.value, [x.mean(), x.var(ddof=1)], rtol=1e-12)
-    std = noiseless(dp.std, x, (-3.3, 7.1), epsilon=1.0, focus="mean")
+    std = noiseless(dp.std, x, (-3.3, 7.1), epsilon=1.0, norm="mean")
     np.testing.assert_allclose(std.value, [x.mean(), x.std()], rtol=1e-12)
-    moments = noiseless(dp.moments, x, (-3.3, 7.1), epsilon=1.0, focus="mean")
+    moments = noiseless(dp.moments, x, (-3.3, 7.1), epsilon=1.0, norm="mean")
     np.testing.assert_allclose(moments.value, [x.sum(), (x * x).sum()], rtol=1e-12)
     assert moments.names == ("sum x", "sum x^2")
 
 
 @pytest.fixture(scope="module")
 def mean_focus_releases():
-    # 1,000 releases of (mean, variance) of 40 records of [0, 10] at eps = 0.7, focus='mean'.
+    # 1,000 releases of (mean, variance) of 40 records of [0, 10] at eps = 0.7, norm='mean'.
     x = np.random.default_rng(SEED).uniform(0, 10, 40)
     gen = np.random.default_rng(SEED + 2)
-    releases = [dp.var(x, (0, 10), epsilon=0.7, focus="mean", rng=gen) for _ in range(1000)]
+    releases = [dp.var(x, (0, 10), epsilon=0.7, norm="mean", rng=gen) for _ in range(1000)]
     return x, releases
 
 

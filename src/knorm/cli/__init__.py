@@ -1,4 +1,4 @@
-"""The ``knorm`` command: ``reproduce``, ``fit``, ``release``, ``budget`` and ``demo``.
+"""The ``knorm`` command: ``reproduce``, ``fit``, ``release``, ``budget``, ``demo`` and ``example-data``.
 
 Every subcommand follows the same conventions: a user error is one line on stderr with exit
 status 2 (never a traceback); ``--json`` gives machine-readable output where something is
@@ -33,7 +33,7 @@ _USER_ERRORS = (
 
 def build_parser():
     """Return the argument parser of the ``knorm`` command."""
-    from knorm.cli import budget, demo, fit, release, reproduce
+    from knorm.cli import budget, demo, example_data, fit, release, reproduce
 
     parser = KnormParser(
         prog="knorm",
@@ -41,7 +41,7 @@ def build_parser():
         epilog="Run 'knorm COMMAND --help' for the options and an example of each command.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=KnormParser, metavar="COMMAND")
-    for module in (reproduce, fit, release, budget, demo):
+    for module in (reproduce, fit, release, budget, demo, example_data):
         module.add_parser(sub, KnormParser)
     return parser
 

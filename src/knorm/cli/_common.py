@@ -16,6 +16,7 @@ __all__ = [
     "CLIError",
     "KnormParser",
     "add_budget",
+    "add_data",
     "add_output",
     "csv_problem",
     "emit",
@@ -25,6 +26,7 @@ __all__ = [
     "parse_bounds",
     "positive_float",
     "probability",
+    "read_csv",
     "read_table",
     "release_dict",
     "seed_int",
@@ -51,6 +53,28 @@ class KnormParser(argparse.ArgumentParser):
         """
         print(f"{self.prog}: error: {_one_line(message)}", file=sys.stderr)
         raise SystemExit(2)
+
+
+def new_parser(sub, name, help, epilog):
+    """Add the subcommand ``name`` to ``sub``: its help line, and its examples shown as written.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        Where the subcommand goes.
+    name : str
+        The subcommand.
+    help : str
+        Its one-line help.
+    epilog : str
+        Its examples, printed after the options with their line breaks kept.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand's parser.
+    """
+    return sub.add_parser(name, help=help, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def _one_line(text):
@@ -164,11 +188,89 @@ def csv_problem(err):
     if ragged:
         return f"line {ragged[2]} has {ragged[3]} fields where the header has {ragged[1]}"
     if type(err).__name__ == "EmptyDataError":
-        return "it is empty"
+        return "it is empty (no header row)"
     return "pandas could not parse it (its message is withheld: it can quote the file)"
 
 
-def read_table(path, columns, *, drop_missing=False):
+# Delimiters a one-column header is checked for: how to pass each to --delimiter, and its name.
+_DELIMITERS = {",": ("','", "commas"), ";": ("';'", "semicolons"), "\t": ("tab", "tabs"), "|": ("'|'", "bars")}
+
+
+def delimiter(text):
+    """Parse ``--delimiter``: one character, or the word 'tab'."""
+    value = "\t" if text in ("tab", "\\t") else text
+    if len(value) != 1 or value in '"\r\n' or value.isalnum():
+        raise argparse.ArgumentTypeError(
+            f"must be one character that is not a letter, a digit, a quote or a newline, or 'tab'. Got {text!r} instead."
+        )
+    return value
+
+
+def add_data(parser):
+    """Add the positional ``data`` (a CSV file with a header) and ``--delimiter``."""
+    parser.add_argument("data", help="CSV file with a header row")
+    parser.add_argument(
+        "--delimiter",
+        type=delimiter,
+        default=",",
+        help="the character between fields: ',' (default), ';', tab, ...",
+    )
+
+
+def read_csv(path, *, delimiter=",", **kwargs):
+    """Read the CSV file ``path`` with pandas, every file problem turned into a one-line CLIError.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file.
+    delimiter : str, default ','
+        The field separator (``--delimiter``).
+    **kwargs
+        Passed to ``pandas.read_csv`` (``nrows``, ``usecols``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The file.
+
+    Raises
+    ------
+    CLIError
+        A missing file, a directory, an empty file (no header row), a ragged row, text that
+        is not UTF-8, and a header that is one column holding another delimiter (the file was
+        written with ';' or tabs: the message names the ``--delimiter`` to pass). Nothing from
+        the file is quoted.
+    """
+    pd = optional("pandas")
+    try:
+        frame = pd.read_csv(path, sep=delimiter, **kwargs)
+    except FileNotFoundError:
+        raise CLIError(f"cannot read {path!r}: no such file.") from None
+    except IsADirectoryError:
+        raise CLIError(f"cannot read {path!r}: it is a directory, not a CSV file.") from None
+    except PermissionError:
+        raise CLIError(f"cannot read {path!r}: permission denied.") from None
+    except pd.errors.EmptyDataError:
+        raise CLIError(
+            f"cannot read {path!r}: the file is empty, so it has no header row. Give a CSV file whose first line "
+            "names the columns."
+        ) from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {csv_problem(err)}.") from None
+    if frame.shape[1] == 1 and "usecols" not in kwargs:
+        others = [d for d in _DELIMITERS if d != delimiter and d in str(frame.columns[0])]
+        if others:
+            option, name = _DELIMITERS[others[0]]
+            used = _DELIMITERS.get(delimiter, (repr(delimiter), ""))[0]
+            raise CLIError(
+                f"cannot read {path!r}: split at --delimiter {used} it has a single column, and its header row "
+                f"holds {name}: the file looks separated by {name}. Pass --delimiter {option}."
+            )
+    return frame
+
+
+def read_table(path, columns, *, drop_missing=False, delimiter=","):
     """Read the ``columns`` of a CSV file with a header, checked to be numeric and complete.
 
     Parameters
@@ -179,6 +281,8 @@ def read_table(path, columns, *, drop_missing=False):
         The columns to read.
     drop_missing : bool, default False
         Drop rows with a missing value instead of refusing them.
+    delimiter : str, default ','
+        The field separator (``--delimiter``).
 
     Returns
     -------
@@ -194,14 +298,7 @@ def read_table(path, columns, *, drop_missing=False):
         (curator-only), never a value from the file.
     """
     pd = optional("pandas")
-    try:
-        frame = pd.read_csv(path)
-    except FileNotFoundError:
-        raise CLIError(f"cannot read {path!r}: no such file.") from None
-    except IsADirectoryError:
-        raise CLIError(f"cannot read {path!r}: it is a directory, not a CSV file.") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {csv_problem(err)}.") from None
+    frame = read_csv(path, delimiter=delimiter)
     unknown = [c for c in columns if c not in frame.columns]
     if unknown:
         raise CLIError(f"{', '.join(map(repr, unknown))} not among the columns of {path}: {list(frame.columns)}.")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 from knorm._docs import fill_doc
-from knorm.cli._common import add_output, emit, ledger_errors, positive_float
+from knorm.cli._common import add_output, emit, ledger_errors, new_parser, positive_float
 
 __all__ = ["add_parser"]
 
@@ -22,19 +20,9 @@ def add_parser(sub, parser_class):
 
     %(cli_add_parser)s
     """
-    p = sub.add_parser(
-        "budget",
-        help="create and read a persistent privacy ledger",
-        epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = new_parser(sub, "budget", "create and read a persistent privacy ledger", _EXAMPLE)
     actions = p.add_subparsers(dest="action", required=True, parser_class=parser_class)
-    create = actions.add_parser(
-        "create",
-        help="create a ledger with a total budget",
-        epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    create = new_parser(actions, "create", "create a ledger with a total budget", _EXAMPLE)
     create.add_argument("path", help="the SQLite file to create")
     create.add_argument(
         "--total-epsilon",
@@ -50,9 +38,7 @@ def add_parser(sub, parser_class):
         ("show", "print the total, the spent and the remaining budget", run_show),
         ("ledger", "print every charge: epsilon, label, time, description, whether its seed was fixed", run_ledger),
     ):
-        q = actions.add_parser(
-            name, help=help_text, epilog=_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter
-        )
+        q = new_parser(actions, name, help_text, _EXAMPLE)
         q.add_argument("path", help="the ledger's SQLite file")
         add_output(q)
         q.set_defaults(func=func)

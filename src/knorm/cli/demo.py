@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from knorm._docs import fill_doc
-from knorm.cli._common import optional, positive_float, seed_int
+from knorm.cli._common import new_parser, optional, positive_float, seed_int
 
 __all__ = ["add_parser"]
 
@@ -20,14 +20,8 @@ def add_parser(sub, parser_class):
 
     %(cli_add_parser)s
     """
-    import argparse
 
-    p = sub.add_parser(
-        "demo",
-        help="compare mechanisms on the paper's Example 2.1 and the regression statistic",
-        epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = new_parser(sub, "demo", "compare mechanisms on the paper's Example 2.1 and the regression statistic", _EXAMPLE)
     p.add_argument("--epsilon", type=positive_float, default=1.0, help="privacy budget (default 1)")
     p.add_argument("--seed", type=seed_int, default=2021, help="seed of the demo's releases (default 2021)")
     p.add_argument("--out", default="knorm-out", help="folder for the figure (default ./knorm-out)")

@@ -8,13 +8,15 @@ from knorm._docs import fill_doc
 from knorm.cli._common import (
     CLIError,
     add_budget,
+    add_data,
     add_output,
-    csv_problem,
     emit,
+    new_parser,
     open_budget,
     parse_bounds,
     positive_float,
     probability,
+    read_csv,
     read_table,
     release_dict,
     seed_int,
@@ -41,19 +43,19 @@ def add_parser(sub, parser_class):
 
     %(cli_add_parser)s
     """
-    fit = sub.add_parser(
+    fit = new_parser(
+        sub,
         "fit",
-        help="fit a private linear or logistic regression on a CSV file",
-        epilog=_EXAMPLES["linear"] + "\n" + _EXAMPLES["logistic"].replace("example:", "", 1),
-        formatter_class=_raw(),
+        "fit a private linear or logistic regression on a CSV file",
+        _EXAMPLES["linear"] + "\n" + _EXAMPLES["logistic"].replace("example:", "", 1),
     )
     models = fit.add_subparsers(dest="model", required=True, parser_class=parser_class)
     for model, help_text in (
         ("linear", "ordinary least squares (functional mechanism)"),
         ("logistic", "logistic regression (objective perturbation)"),
     ):
-        p = models.add_parser(model, help=help_text, epilog=_EXAMPLES[model], formatter_class=_raw())
-        p.add_argument("data", help="CSV file with a header")
+        p = new_parser(models, model, help_text, _EXAMPLES[model])
+        add_data(p)
         p.add_argument("--target", required=True, help="response column")
         p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this fit")
         p.add_argument(
@@ -154,12 +156,6 @@ def _share(text, option, rule):
         raise CLIError(f"argument {option} must be a float in {rule} or 'auto'. Got {text!r} instead.") from None
 
 
-def _raw():
-    import argparse
-
-    return argparse.RawDescriptionHelpFormatter
-
-
 def _features(args, columns):
     if args.features:
         return [c.strip() for c in args.features.split(",") if c.strip()]
@@ -168,18 +164,12 @@ def _features(args, columns):
 
 def run(args):
     """Fit the model named by ``args.model`` and print its release."""
-    pd = __import__("knorm.cli._common", fromlist=["optional"]).optional("pandas")
     if args.drop_missing and args.neighbours != "add_remove":
         raise CLIError(
             "option --drop-missing needs --neighbours add_remove: dropping rows makes n data-dependent, "
             "and n is public under replace-one neighbours."
         )
-    try:
-        header = list(pd.read_csv(args.data, nrows=0).columns)
-    except FileNotFoundError:
-        raise CLIError(f"cannot read {args.data!r}: no such file.") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, IsADirectoryError) as err:
-        raise CLIError(f"cannot read {args.data!r} as a CSV file with a header: {csv_problem(err)}.") from None
+    header = list(read_csv(args.data, delimiter=args.delimiter, nrows=0).columns)
     if args.target not in header:
         raise CLIError(f"argument --target must name a column of {args.data}. Got {args.target!r}; columns: {header}.")
     features = _features(args, header)
@@ -193,12 +183,14 @@ def run(args):
     needed = features + ([args.target] if args.model == "linear" else [])
     bounds = parse_bounds(args.bounds, needed)
     if args.model == "logistic":
-        frame, n_dropped = read_table(args.data, features, drop_missing=args.drop_missing)
-        labels = pd.read_csv(args.data, usecols=[args.target])[args.target].loc[frame.index]
+        frame, n_dropped = read_table(args.data, features, drop_missing=args.drop_missing, delimiter=args.delimiter)
+        labels = read_csv(args.data, delimiter=args.delimiter, usecols=[args.target])[args.target].loc[frame.index]
         if labels.isna().any():
             raise CLIError(f"the target column {args.target!r} has missing labels.")
     else:
-        frame, n_dropped = read_table(args.data, features + [args.target], drop_missing=args.drop_missing)
+        frame, n_dropped = read_table(
+            args.data, features + [args.target], drop_missing=args.drop_missing, delimiter=args.delimiter
+        )
         labels = frame[args.target]
     X = frame[features]
     lo = [bounds[c][0] for c in features]

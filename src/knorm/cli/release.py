@@ -11,13 +11,15 @@ from knorm._docs import fill_doc
 from knorm.cli._common import (
     CLIError,
     add_budget,
+    add_data,
     add_output,
-    csv_problem,
     emit,
+    new_parser,
     open_budget,
     parse_bounds,
     positive_float,
     probability,
+    read_csv,
     read_table,
     release_dict,
     seed_int,
@@ -58,21 +60,16 @@ def add_parser(sub, parser_class):
     %(cli_add_parser)s
     """
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in _EXAMPLES.values())
-    release = sub.add_parser(
+    release = new_parser(
+        sub,
         "release",
-        help="release a private mean, variance, covariance, histogram, sum, count, median or quantiles of a CSV file",
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "release a private mean, variance, covariance, histogram, sum, count, median or quantiles of a CSV file",
+        epilog,
     )
     stats = release.add_subparsers(dest="statistic", required=True, parser_class=parser_class, metavar="STATISTIC")
     for name, help_text in _HELP.items():
-        p = stats.add_parser(
-            name,
-            help=help_text,
-            epilog=f"example:\n  {_EXAMPLES[name]}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        p.add_argument("data", help="CSV file with a header")
+        p = new_parser(stats, name, help_text, f"example:\n  {_EXAMPLES[name]}")
+        add_data(p)
         p.add_argument(
             "--column",
             required=name != "count",
@@ -170,18 +167,10 @@ def _columns(args):
     return columns
 
 
-def _rows(path):
+def _rows(path, delimiter):
     """A frame with one constant column per CSV row (to count the rows)."""
-    from knorm.cli._common import optional
-
-    pd = optional("pandas")
-    try:
-        n = len(pd.read_csv(path, usecols=[0]))
-    except FileNotFoundError:
-        raise CLIError(f"cannot read {path!r}: no such file.") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, IsADirectoryError) as err:
-        raise CLIError(f"cannot read {path!r} as a CSV file with a header: {csv_problem(err)}.") from None
-    return pd.DataFrame({"rows": np.ones(n)})
+    frame = read_csv(path, delimiter=delimiter)
+    return frame.assign(rows=np.ones(len(frame)))[["rows"]]
 
 
 def _bins(text):
@@ -210,7 +199,11 @@ def run(args):
     columns = _columns(args)
     edges = _bins(args.bins) if args.statistic == "histogram" else None
     levels = _levels(args.q) if args.statistic == "quantile" else None
-    frame = _rows(args.data) if not columns else read_table(args.data, columns, drop_missing=args.drop_missing)[0]
+    frame = (
+        _rows(args.data, args.delimiter)
+        if not columns
+        else read_table(args.data, columns, drop_missing=args.drop_missing, delimiter=args.delimiter)[0]
+    )
     bounds = parse_bounds(getattr(args, "bounds", None), [] if args.statistic in ("count", "histogram") else columns)
     common = dict(
         epsilon=args.epsilon,

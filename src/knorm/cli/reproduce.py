@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 from knorm._docs import fill_doc
-from knorm.cli._common import CLIError, optional, seed_int
+from knorm.cli._common import CLIError, new_parser, optional, seed_int
 
 __all__ = ["add_parser"]
 
 _EXAMPLE = """examples:
-  knorm reproduce --quick                    # every experiment, small replicate counts (~1 minute)
+  knorm reproduce --quick                    # every experiment, small replicate counts (under a minute)
   knorm reproduce --jobs 2 --out docs/reproduction --report docs/results.md
   knorm reproduce realdata --data houses.csv --target price"""
 
@@ -35,12 +35,7 @@ def add_parser(sub, parser_class):
     """
     from knorm.experiments import EXPERIMENTS
 
-    p = sub.add_parser(
-        "reproduce",
-        help="reproduce the paper's experiments (CSV, PNG, summary tables)",
-        epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = new_parser(sub, "reproduce", "reproduce the paper's experiments (CSV, PNG, summary tables)", _EXAMPLE)
     p.add_argument("experiment", nargs="?", default="all", choices=["all", *EXPERIMENTS])
     p.add_argument("--quick", action="store_true", help="small replicate counts: everything in about a minute")
     p.add_argument("--out", default="knorm-results", help="folder for CSV and PNG files (default ./knorm-results)")
@@ -61,7 +56,7 @@ def run(args):
     optional("pandas")
     optional("matplotlib")
     from knorm.experiments import EXPERIMENTS, Config, run_experiments
-    from knorm.experiments.report import render_results_page, store_run
+    from knorm.experiments.report import console_summary, render_results_page, store_run
 
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
     config = Config(
@@ -73,9 +68,15 @@ def run(args):
         target=args.target,
         progress=not args.no_progress,
     )
+    if args.quick:
+        print(
+            "knorm reproduce --quick: small replicate counts and the smallest sample sizes, so its verdicts are "
+            'indicative; beside each "NO" and each claim not run it says why, and what the full run found.'
+        )
     results = run_experiments(names, config)
     command = "knorm " + " ".join(sys.argv[1:] if args.argv is None else args.argv)
     store_run(results, config, command.strip())
+    print("\n".join(console_summary(results, args.quick)))
     if args.report:
         page = Path(args.report)
         page.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,8 @@ def run_experiments(names, config, *, echo=print):
     config : Config
         The run's settings; files go to ``config.out``, which is created.
     echo : callable, default print
-        Receives each experiment's summary and claims table as text.
+        Receives each experiment's summary and claims table as text; in a quick run, each
+        "NO" and each claim not run or not judged says why beside its row.
 
     Returns
     -------
@@ -35,7 +36,10 @@ def run_experiments(names, config, *, echo=print):
     """
     import importlib
 
+    from knorm.experiments.report import reference_verdicts
+
     config.out.mkdir(parents=True, exist_ok=True)
+    reference = reference_verdicts() if config.quick else None
     results = []
     for name in names:
         result = importlib.import_module(EXPERIMENTS[name]).run(config)
@@ -43,14 +47,18 @@ def run_experiments(names, config, *, echo=print):
             frame.to_csv(config.out / f"{table_name}.csv", index=False)
         echo(f"\n=== {name} ===\n{result.summary}")
         if result.claims:
-            echo(_claims_table(result.claims))
+            echo(_claims_table(result, reference))
         results.append(result)
     return results
 
 
-def _claims_table(claims):
+def _claims_table(result, reference=None):
+    """The claims of ``result`` as text; with the full run's ``reference`` (a quick run), why each verdict."""
+    from knorm.experiments.report import quick_note
+
     lines = ["", "claim | paper | ours | agrees"]
-    for c in claims:
+    for c in result.claims:
         mark = {True: "yes", False: "NO", None: "-"}[c.agrees]
-        lines.append(f"{c.claim} | {c.paper} | {c.ours} | {mark}")
+        note = quick_note(c, reference, result.replicates) if reference is not None else ""
+        lines.append(f"{c.claim} | {c.paper} | {c.ours} | {mark}" + (f"  <- {note}" if note else ""))
     return "\n".join(lines)

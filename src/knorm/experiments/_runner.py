@@ -131,6 +131,9 @@ class Result:
         The paper's statements beside the reproduced values.
     captions : dict of str to str, default {}
         A one-line caption per figure, keyed by the figure's file name.
+    replicates : tuple of (int, int) or None, default None
+        The replicates per setting of this run and of the full run, which the screen
+        states beside a quick run's verdicts; None for an exact computation.
     """
 
     name: str
@@ -139,6 +142,7 @@ class Result:
     summary: str = ""
     claims: list = field(default_factory=list)
     captions: dict = field(default_factory=dict)
+    replicates: tuple[int, int] | None = None
 
 
 def task_rng(seed, *key):

@@ -25,6 +25,9 @@ from knorm.noise import KNormNoise
 
 __all__ = ["run", "rectangle", "diamond", "PAPER"]
 
+# Noise vectors drawn per mechanism (the replicates): the full run, and quick mode (knorm reproduce --quick).
+FULL_REPS, QUICK_REPS = 100_000, 20_000
+
 #: The paper's Table "loss": expected l_inf, l2, l1 losses (Monte Carlo standard errors).
 PAPER = {
     "K": {"linf": (150.17, 0.418), "l2": (150.19, 0.418), "l1": (151.66, 0.420)},
@@ -77,7 +80,7 @@ def run(config):
     """
     import pandas as pd
 
-    n = 20_000 if config.quick else 100_000
+    n = QUICK_REPS if config.quick else FULL_REPS
     rows, var_rows = [], []
     for name, ball in (("K", rectangle()), ("H", diamond())):
         # The noise law alone, with no data: Monte Carlo of the public law.
@@ -145,4 +148,5 @@ def run(config):
     summary = "Cautionary example (Discussion): K = [-100,100] x [-1,1] inside H = {|x|/110 + |y|/11 <= 1}, eps = 1\n"
     summary += table.to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n\n"
     summary += variances.to_string(index=False, float_format=lambda x: f"{x:.2f}")
-    return Result("cautionary", {"cautionary_losses": table, "cautionary_variances": variances}, [], summary, claims)
+    tables = {"cautionary_losses": table, "cautionary_variances": variances}
+    return Result("cautionary", tables, [], summary, claims, replicates=(n, FULL_REPS))

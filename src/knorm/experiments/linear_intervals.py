@@ -153,7 +153,7 @@ def run(config):
         "linear_intervals_width": width.reset_index(),
         "linear_intervals_width_ratio": ratio.reset_index(),
     }
-    return Result("linear_intervals", tables, [fig], summary, claims)
+    return Result("linear_intervals", tables, [fig], summary, claims, replicates=(reps, FULL_REPS))
 
 
 def _figure(coverage, ratio, reps, path):

@@ -33,6 +33,9 @@ from knorm.experiments._runner import (
 
 __all__ = ["run", "BETA", "EPSILONS", "MECHANISMS", "BOUND_Y"]
 
+# Replicates per setting: the full run, and quick mode (knorm reproduce --quick).
+FULL_REPS, QUICK_REPS = 200, 10
+
 P = 5
 BETA = np.concatenate([[0.0], np.linspace(-1.5, 1.5, P)])
 BOUND_Y = float(np.abs(BETA).sum() + 4.0)
@@ -120,7 +123,7 @@ def run(config):
     import pandas as pd
 
     ns = NS[:1] if config.quick else NS
-    reps = 10 if config.quick else 200
+    reps = QUICK_REPS if config.quick else FULL_REPS
     tasks = [(config.seed, n, r) for n in ns for r in range(reps)]
     raw = pd.DataFrame([row for rows in pmap(_task, tasks, config, "linear") for row in rows])
     dp = raw[raw.mechanism != "OLS"]
@@ -200,6 +203,7 @@ def run(config):
         {
             "linear_coverage.png": "Paper Section 5.2: share of DP coefficients inside the OLS 95% interval against epsilon, by noise ball (higher is better; the black line is how often the OLS interval covers the true beta)."
         },
+        replicates=(reps, FULL_REPS),
     )
 
 

@@ -19,6 +19,9 @@ from knorm.experiments._runner import Claim, Result, pmap, save_figure, subplots
 
 __all__ = ["run", "BETA", "EPSILONS", "N", "LEVEL", "BAND"]
 
+# Replicates per setting: the full run, and quick mode (knorm reproduce --quick).
+FULL_REPS, QUICK_REPS = 1000, 8
+
 BETA = np.array([0.0, -1.0, -0.5, -0.25, 0.0, 0.75, 1.5])
 EPSILONS = [0.25, 1.0, 4.0]
 N = 10_000
@@ -99,7 +102,7 @@ def run(config):
     """
     import pandas as pd
 
-    reps = 8 if config.quick else 1000
+    reps = QUICK_REPS if config.quick else FULL_REPS
     tasks = [(config.seed, r) for r in range(reps)]
     raw = pd.DataFrame([row for rows in pmap(_task, tasks, config, "logistic_intervals") for row in rows])
     dp = raw[raw.method == "DP (ours)"]
@@ -174,6 +177,7 @@ def run(config):
         [fig],
         summary,
         claims,
+        replicates=(reps, FULL_REPS),
     )
 
 

@@ -28,6 +28,9 @@ from knorm.experiments._runner import (
 
 __all__ = ["run", "EPSILONS", "MECHANISMS"]
 
+# Replicates per setting: the full run, and quick mode (knorm reproduce --quick).
+FULL_REPS, QUICK_REPS = 1000, 40
+
 EPSILONS = [2.0**k for k in range(-2, 5)]  # 1/4 ... 16
 # name -> (mechanism, postprocess); the paper's three with its pseudo-inverse, then ours
 MECHANISMS = {
@@ -102,7 +105,7 @@ def run(config):
     stats = sufficient_statistics(X, y, bounds_X=(-one, one), bounds_y=(-1.0, 1.0))
     # The exact statistic: the lattice release rounds T itself, not a float sum (Casacuberta et al. 2022).
     T, n_rec = stats.exact, stats.n_samples
-    reps = 40 if config.quick else 1000
+    reps = QUICK_REPS if config.quick else FULL_REPS
     tasks = [(config.seed, r, T, n_rec, p, mle) for r in range(reps)]
     raw = pd.DataFrame([row for rows in pmap(_task, tasks, config, "realdata") for row in rows])
     med = raw.groupby(["mechanism", "eps"])["distance"].median().unstack("mechanism")[list(MECHANISMS)]
@@ -178,6 +181,7 @@ def run(config):
         {
             "realdata_distance.png": "Paper Section 5.3 on the California housing data: median l2 distance of the DP linear regression from the non-private OLS fit against epsilon; dashed: with our eigenvalue floor (lower is better; the black line is the zero vector)."
         },
+        replicates=(reps, FULL_REPS),
     )
 
 

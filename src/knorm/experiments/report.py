@@ -14,7 +14,16 @@ import os
 import platform
 from pathlib import Path
 
-__all__ = ["freeze_reference", "reference_verdicts", "render_results_page", "store_run", "write_results_page"]
+__all__ = [
+    "claim_counts",
+    "console_summary",
+    "freeze_reference",
+    "quick_note",
+    "reference_verdicts",
+    "render_results_page",
+    "store_run",
+    "write_results_page",
+]
 
 #: The verdicts of the last full run (the paper's replicate counts), shipped with the package so
 #: that a quick run on a fresh machine can say whether each of its "no" is noise or real.
@@ -235,18 +244,165 @@ def freeze_reference(folder, path=REFERENCE):
     return path
 
 
-def _counts(claims):
-    tested = [c for c in claims if c["run"] and c["agrees"] is not None]
+def claim_counts(claims):
+    """Count the verdicts of ``claims``, the paper's and ours apart, as the results page does.
+
+    Parameters
+    ----------
+    claims : iterable of Claim or dict
+        Claims (objects, or rows read back from ``claims.csv``).
+
+    Returns
+    -------
+    dict
+        ``paper`` and ``ours``: (agreeing, tested); ``no``: the claims tested that do not
+        agree; ``not_run``: the claims this run did not test; ``unjudged``: those it ran
+        without a verdict because a quick run cannot judge them.
+    """
+    rows = [_row(c) for c in claims]
+    tested = [c for c in rows if c["run"] and c["agrees"] is not None]
     paper = [c for c in tested if c["source"] == "paper"]
     ours = [c for c in tested if c["source"] == "ours"]
-    not_run = [c for c in claims if not c["run"]]
+    return {
+        "paper": (sum(bool(c["agrees"]) for c in paper), len(paper)),
+        "ours": (sum(bool(c["agrees"]) for c in ours), len(ours)),
+        "no": [c for c in tested if c["agrees"] is False],
+        "not_run": [c for c in rows if not c["run"]],
+        "unjudged": [c for c in rows if c["run"] and c["agrees"] is None and c["note"].startswith("quick mode")],
+    }
+
+
+def _row(claim):
+    return dict(claim) if isinstance(claim, dict) else {k: getattr(claim, k) for k in _CLAIM_FIELDS}
+
+
+def _counts(claims):
+    counts = claim_counts(claims)
+    (paper_yes, paper_n), (ours_yes, ours_n) = counts["paper"], counts["ours"]
     text = (
-        f"**The paper's claims: {sum(c['agrees'] for c in paper)} of {len(paper)} tested agree. "
-        f"Our own claims: {sum(c['agrees'] for c in ours)} of {len(ours)} hold.**"
+        f"**The paper's claims: {paper_yes} of {paper_n} tested agree. Our own claims: {ours_yes} of {ours_n} hold.**"
     )
-    if not_run:
-        text += f' {len(not_run)} claims were not run in this mode (marked "not run").'
+    if counts["not_run"]:
+        text += f' {len(counts["not_run"])} claims were not run in this mode (marked "not run").'
     return text
+
+
+def _replicates(replicates, which):
+    """'8 replicates' (which=0: this run) or '100 replicates' (which=1: the full run), or ''."""
+    return f"{replicates[which]:,} replicates" if replicates else ""
+
+
+def quick_note(claim, reference, replicates=None):
+    """What a quick run's verdict on ``claim`` means, in one line for the screen ('' if nothing to say).
+
+    Parameters
+    ----------
+    claim : Claim or dict
+        A claim of a quick run.
+    reference : dict
+        The last full run's verdicts, from :func:`reference_verdicts`.
+    replicates : tuple of (int, int) or None, default None
+        The replicates per setting of the quick run and of the full run (``Result.replicates``).
+
+    Returns
+    -------
+    str
+        For a "no": whether the full run agrees (too few replicates to decide here) or not (a
+        real disagreement); for a claim not run or not judged: why, and that the full run
+        tests it; '' otherwise.
+    """
+    c = _row(claim)
+    there = f" ({_replicates(replicates, 1)})" if replicates else ""
+    if not c["run"]:
+        return f"not run: {c['note']}; the full run{there} tests it"
+    if c["agrees"] is None:
+        return f"not judged: {c['note']}; the full run{there} judges it" if c["note"].startswith("quick mode") else ""
+    if c["agrees"]:
+        return ""
+    counts = f" ({_replicates(replicates, 0)} here, {_replicates(replicates, 1)} in the full run)" if replicates else ""
+    verdict = reference.get((c["experiment"], c["claim"]))
+    if verdict is None or verdict["agrees"] is None:
+        return f"quick mode{counts}: the full run has no verdict on this claim"
+    if verdict["agrees"]:
+        return f"too few replicates to decide{counts}; the full run agrees ({verdict['ours']})"
+    return (
+        f"a real disagreement: the full run{there} does not agree either ({verdict['ours']}); docs/results.md says why"
+    )
+
+
+def _are(n, one="is", many="are"):
+    return one if n == 1 else many
+
+
+def _claims(n):
+    return f"{n} claim was" if n == 1 else f"{n} claims were"
+
+
+def console_summary(results, quick, reference=None):
+    """The lines printed at the end of ``knorm reproduce``: the paper's claims and ours counted apart.
+
+    Parameters
+    ----------
+    results : list of Result
+        What the experiments produced.
+    quick : bool
+        Whether the run was a quick one; its counts are then set beside the last full run's,
+        with what explains each "NO" and each claim not run.
+    reference : dict, optional
+        The last full run's verdicts (default: :func:`reference_verdicts`).
+
+    Returns
+    -------
+    list of str
+        The lines.
+    """
+    claims = [c for r in results for c in r.claims]
+    counts = claim_counts(claims)
+    (paper_yes, paper_n), (ours_yes, ours_n) = counts["paper"], counts["ours"]
+    lines = [
+        "",
+        "=== summary ===",
+        f"The paper's claims: {paper_yes} of {paper_n} tested agree. Our own claims: {ours_yes} of {ours_n} hold."
+        + (f" {_claims(len(counts['not_run']))} not run." if counts["not_run"] else ""),
+    ]
+    if not quick:
+        return lines
+    reference = reference_verdicts() if reference is None else reference
+    reps = [(r.name, r.replicates) for r in results if r.replicates]
+    if reps:
+        lines.append(
+            "This was a quick run, with small replicate counts per setting: "
+            + ", ".join(f"{name} {q:,}" for name, (q, _) in reps)
+            + " (the full run: "
+            + ", ".join(f"{f:,}" for _, (_, f) in reps)
+            + "), and the smallest sample sizes only."
+        )
+    full = [(reference.get((c["experiment"], c["claim"])) or {}).get("agrees") for c in counts["no"]]
+    if full:
+        parts = [
+            f"{full.count(True)} {_are(full.count(True))} too few replicates to decide (the last full run agrees)",
+            f"{full.count(False)} {_are(full.count(False))} a real disagreement (the full run does not agree either)",
+        ]
+        if full.count(None):
+            parts.append(f"{full.count(None)} {_are(full.count(None))} without a verdict in the full run")
+        lines.append(f'Of its {len(full)} "NO", ' + ", ".join(parts[:-1]) + " and " + parts[-1] + ".")
+    if counts["not_run"] or counts["unjudged"]:
+        lines.append(
+            f"{_claims(len(counts['not_run']))} not run (larger sample sizes, or coverage that needs more "
+            f"replicates to judge) and {len(counts['unjudged'])} {_are(len(counts['unjudged']), 'was', 'were')} "
+            "run but not judged; each row says why."
+        )
+    keys = {(c["experiment"], c["claim"]): c["source"] for c in map(_row, claims)}
+    judged = [(keys[k], v["agrees"]) for k, v in reference.items() if k in keys and v["agrees"] is not None]
+    if judged:
+        paper = [a for s, a in judged if s == "paper"]
+        ours = [a for s, a in judged if s == "ours"]
+        lines.append(
+            f"The last full run (the paper's replicate counts; docs/results.md): the paper's claims {sum(paper)} "
+            f"of {len(paper)} agree; our own claims {sum(ours)} of {len(ours)} hold."
+        )
+    lines.append("The full run: knorm reproduce --jobs 2 (drop --quick).")
+    return lines
 
 
 def write_results_page(results, config, path, command):

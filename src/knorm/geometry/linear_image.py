@@ -67,7 +67,8 @@ class LinearImage(NormBall):
             )
         super().__init__(base.dim)
         A = np.asarray(matrix, dtype=float)
-        if A.ndim == 1:
+        diagonal = A.ndim == 1  # given as a diagonal: condition number and inverse in closed form (no SVD, no LU)
+        if diagonal:
             A = np.diag(check_vectors(A, base.dim, "matrix", "LinearImage", public=True))
         if A.shape != (base.dim, base.dim):
             raise ValueError(
@@ -75,7 +76,11 @@ class LinearImage(NormBall):
                 f"Got shape {A.shape} instead."
             )
         check_vectors(A, base.dim, "matrix", "LinearImage", public=True)
-        cond = np.linalg.cond(A)
+        if diagonal:
+            a = np.abs(np.diag(A))
+            cond = a.max() / a.min() if a.min() > 0 else math.inf
+        else:
+            cond = np.linalg.cond(A)
         if not cond < _MAX_CONDITION:
             raise NotANormBallError(
                 # The bound, not the computed value: a singular matrix's condition number is
@@ -85,7 +90,7 @@ class LinearImage(NormBall):
             )
         self.base = base
         self.matrix = A
-        self._inverse = np.linalg.inv(A)
+        self._inverse = np.diag(1.0 / np.diag(A)) if diagonal else np.linalg.inv(A)
         self.name = None if name is None else str(name)
         self._diagonal = np.array_equal(A, np.diag(np.diag(A)))
         self._box = np.abs(A) @ base.bounding_box()

@@ -14,18 +14,20 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
+from knorm._docs import fill_doc
+from knorm._exact import ExactSums
 from knorm._validation import check_positive, check_rng, param_error
 from knorm.geometry.base import LowAcceptanceError, NormBall
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.compare import RankingReport, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
 from knorm.mechanisms.lattice import LatticeUnavailable, choose_spacing
-from knorm.mechanisms.statistic import ExactSum
 from knorm.sensitivity import SensitivitySpace
 from knorm.sensitivity.hull import TIME_LIMIT, certified_hull
 from knorm.sensitivity.reduction import AffineReduction
@@ -97,22 +99,21 @@ class MechanismChoice:
             return value
         return red.reduce(value)
 
+    @fill_doc
     def release(self, value, *, n_records=None, rng=None, accountant=None, label="K-norm release", names=()):
         """Release the statistic with the chosen mechanism (the one release path).
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m), or ExactSum
+        value : array_like of shape (m,) or (k, m), or ExactSums
             The full statistic T(X) (its released coordinates are taken for a flat one),
-            or an :class:`~knorm.mechanisms.statistic.ExactSum` when nothing is reduced.
+            or an :class:`~knorm._exact.ExactSums` when nothing is reduced.
         n_records : int, optional
             The public number of records: needed for a flat statistic whose reduction
             adds a per-record constant (replace-one neighbours), to rebuild the full
             statistic.
-        rng : None, int, SeedSequence or Generator
-            Source of the noise.
-        accountant : PrivacyAccountant, optional
-            Charged before the noise is drawn.
+        %(rng)s
+        %(accountant)s
         label : str, default "K-norm release"
             What is released.
         names : tuple of str, default ()
@@ -138,9 +139,9 @@ class MechanismChoice:
                 names=names,
                 note=self.note,
             )
-        if isinstance(value, ExactSum):
+        if isinstance(value, ExactSums):
             raise TypeError(
-                "MechanismChoice.release takes an ExactSum only when nothing is reduced: its exact rounding is "
+                "MechanismChoice.release takes an ExactSums only when nothing is reduced: its exact rounding is "
                 "in the full coordinates. Choose with reduce=False, or pass the statistic as an array."
             )
         if n_records is None and red.needs_n:  # checked before anything is charged
@@ -265,6 +266,7 @@ def default_candidates(space, *, build_hull=True, time_limit=TIME_LIMIT, progres
     return _candidates(space, build_hull, time_limit, progress, cache, check_rng(rng, "default_candidates"))[0]
 
 
+@fill_doc
 def choose_mechanism(
     space,
     epsilon,
@@ -292,8 +294,7 @@ def choose_mechanism(
         The statistic's sensitivity space; every sensitivity is certified by it. A flat
         space is reduced to its affine span first (:meth:`SensitivitySpace.reduced`),
         unless ``reduce`` is False.
-    epsilon : float
-        Privacy budget.
+    %(epsilon)s
     candidates : dict of str to NormBall, optional
         Defaults to :func:`default_candidates` (with the certified hull). User balls
         may be given instead, in the space's dimension (or in the reduced dimension of
@@ -314,7 +315,8 @@ def choose_mechanism(
         The public inputs that determine ``space`` and ``candidates`` completely (never
         data). The ranking, which does not depend on epsilon, is then computed once per
         key and kept (a bounded cache): it certifies every candidate's sensitivity, which
-        can take a second.
+        can take a second. The choice at each epsilon is kept too: the same
+        MechanismChoice (and mechanism) is returned for the same key and epsilon.
     reduce : bool, default True
         Reduce a flat space to its affine span (the released coordinates and an exact
         reconstruction). False keeps the full coordinates (the ball must then be full
@@ -392,22 +394,37 @@ def choose_mechanism(
     full_key = (
         None if key is None else (key, space.dim, None if candidates is None else tuple(candidates), reduce, budget)
     )
-    ranking = _RANKINGS.get(full_key) if full_key is not None else None
-    if ranking is None:
-        gen = check_rng(rng, owner)
-        ranking = _rank(space, candidates, reduce, budget, limit, progress, cache, gen, owner)
-        if full_key is not None:
-            with _RANKINGS_LOCK:
-                if len(_RANKINGS) >= _MAX_RANKINGS:
-                    _RANKINGS.pop(next(iter(_RANKINGS)))
-                _RANKINGS[full_key] = ranking
-    return _pick(ranking, eps, prefer_lattice, integer, rounding_share, owner)
+    if full_key is None:
+        ranking = _rank(space, candidates, reduce, budget, limit, progress, cache, check_rng(rng, owner), owner)
+        return _pick(ranking, eps, prefer_lattice, integer, rounding_share, owner)
+    ranking = _remember(
+        ("ranking", full_key),
+        lambda: _rank(space, candidates, reduce, budget, limit, progress, cache, check_rng(rng, owner), owner),
+    )
+    pick = ("choice", full_key, eps, bool(prefer_lattice), bool(integer), rounding_share)
+    return _remember(pick, lambda: _pick(ranking, eps, prefer_lattice, integer, rounding_share, owner))
 
 
-# Rankings by public key (see choose_mechanism's ``key``): independent of epsilon and of the data.
-_RANKINGS: dict = {}
-_MAX_RANKINGS = 256
-_RANKINGS_LOCK = threading.Lock()
+# The one cache of the chooser, by public key (see choose_mechanism's ``key``; never data): the
+# rankings, which do not depend on epsilon, and the choices at each epsilon (their mechanisms, lattice
+# laws included, are reused release after release).
+_CACHE: OrderedDict = OrderedDict()
+_MAX_CACHE = 512
+_CACHE_LOCK = threading.Lock()
+
+
+def _remember(key, build):
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    value = build()  # outside the lock: a ranking can take seconds
+    with _CACHE_LOCK:
+        _CACHE[key] = value
+        while len(_CACHE) > _MAX_CACHE:
+            _CACHE.popitem(last=False)
+    return value
+
 
 #: The smallest rate epsilon / Delta of an integer release: the exact discrete Laplace's floor, where
 #: its draws still stay far inside the integers a double holds (knorm.noise.discrete; memory is bounded).

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from knorm._exact import ExactSums
 from knorm._validation import check_positive, check_rng, check_vectors, param_error
 from knorm.geometry import NormBall
 from knorm.mechanisms._mode import nonprivate, nonprivate_active, warn_fixed_seed
@@ -14,7 +15,6 @@ from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_latti
 from knorm.mechanisms.objective import FLOAT_CAVEAT, GRADIENT_TOLERANCE, OUTPUT_SHARE, release_objective
 from knorm.mechanisms.release import Release
 from knorm.mechanisms.release import ball_name as _ball_name
-from knorm.mechanisms.statistic import ExactSum
 from knorm.noise import KNormNoise
 from knorm.noise.law import ZeroNoise
 from knorm.sensitivity.certificate import UnsafeSensitivityError, as_certified
@@ -205,9 +205,9 @@ class KNormMechanism:
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m), or ExactSum
+        value : array_like of shape (m,) or (k, m), or ExactSums
             The statistic T(X); each row gets independent noise. An
-            :class:`~knorm.mechanisms.statistic.ExactSum` (the exact sums of
+            :class:`~knorm._exact.ExactSums` (the exact sums of
             :mod:`knorm.stats` and :mod:`knorm.models`) is rounded here: on a lattice
             release to the lattice, exactly, and the noise then also covers its certified
             computation error (Casacuberta et al. 2022); else to binary64.
@@ -274,12 +274,12 @@ class KNormMechanism:
     def _resolve(self, value, note, owner):
         """(the mechanism that releases, the value as an array, the notes for the record).
 
-        An :class:`ExactSum` is rounded on this mechanism's lattice in exact arithmetic; its
+        An :class:`ExactSums` is rounded on this mechanism's lattice in exact arithmetic; its
         certified computation error e is then covered by a mechanism of the same ball,
         lattice and epsilon whose noise covers Delta + e (the sensitivity stays Delta).
         """
         notes = (note,) if note else ()
-        if not isinstance(value, ExactSum):
+        if not isinstance(value, ExactSums):
             return self, value, notes
         law = self._law()
         if not isinstance(law, LatticeLaw):  # continuous or non-private: the value rounded once to binary64

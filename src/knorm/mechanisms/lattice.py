@@ -34,6 +34,7 @@ on the kind of ball (:func:`lattice_noise`, the slack) is chosen by ``functools.
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 from collections import OrderedDict
@@ -43,6 +44,7 @@ from functools import singledispatch
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import param_error
 from knorm.geometry import HistogramBall
 from knorm.mechanisms.lattice_balls import _as_interval, _count_polytope, _dedicated, _integer_rows
@@ -325,6 +327,7 @@ def _(ball: HistogramBall, gamma, rate):
     return HistogramLatticeNoise(ball, gamma, rate)
 
 
+@fill_doc
 def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=False):
     """Return the :class:`LatticeLaw` of a K-norm mechanism, or raise LatticeUnavailable.
 
@@ -334,8 +337,7 @@ def build_lattice_law(ball, sensitivity, epsilon, *, spacing=None, on_lattice=Fa
         The unit ball K.
     sensitivity : float
         The certified Delta.
-    epsilon : float
-        The budget.
+    %(epsilon)s
     spacing : float or array_like, optional
         The lattice spacings gamma_j (positive powers of two); by default
         :func:`choose_spacing`.
@@ -411,8 +413,19 @@ def _served_epsilon(ball, sensitivity, epsilon, spacing, on_lattice):
 
 
 def _law(ball, sensitivity, epsilon, spacing, on_lattice):
-    """build_lattice_law at one epsilon (LatticeUnavailable if it has no law there)."""
+    """build_lattice_law at one epsilon (LatticeUnavailable if it has no law there).
+
+    The law or the refusal is cached, keyed on public inputs only (the ball's parameters,
+    Delta, epsilon, the declared spacing): a refused ball was tried again on every release,
+    0.5-1 ms each (issue 22).
+    """
     gamma = None if spacing is None else check_spacing(spacing, ball.dim)
+    spacing_key = None if gamma is None else tuple(gamma.tolist())
+    key = ("law or refusal", _ball_key(ball), float(sensitivity), float(epsilon), spacing_key, bool(on_lattice))
+    return _cached(key, lambda: _law_uncached(ball, sensitivity, epsilon, spacing, gamma, on_lattice))
+
+
+def _law_uncached(ball, sensitivity, epsilon, spacing, gamma, on_lattice):
     try:
         if gamma is None:
             gamma = choose_spacing(ball, sensitivity, share=default_share(epsilon))
@@ -474,7 +487,7 @@ def _cached(key, build):
             if len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
     if isinstance(value, Exception):
-        raise value
+        raise copy.copy(value)  # a fresh instance: raising the stored one grew its traceback on every call
     return value
 
 

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import check_positive, check_probability
 from knorm.exceptions import ConvergenceError
 from knorm.geometry import LpBall
@@ -58,6 +59,7 @@ def _output_lattice(dim, radius, epsilon):
         return None
 
 
+@fill_doc
 def release_objective(
     mechanism, minimise, *, epsilon, strong_convexity, gradient_tolerance, output_share, rng, accountant, label
 ):
@@ -81,8 +83,7 @@ def release_objective(
         The certified tolerance tau on ||grad F(theta)||_2.
     output_share : float
         Share of epsilon spent on the output noise W.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
+    %(rng)s
     accountant : PrivacyAccountant or None
         Charged ``epsilon`` before the noise is drawn.
     label : str

@@ -6,7 +6,7 @@ parameter and the rule, and at most count the offending entries (for the curator
 public). Declared bounds, classes and epsilon are public and are echoed.
 """
 
-from knorm.models.functional import FunctionalRelease, auto_norm, functional_mechanism, noise_floor, solve_coefficients
+from knorm.models.functional import FunctionalFit, auto_norm, functional_mechanism, noise_floor, solve_coefficients
 from knorm.models.linear import LinearRegression
 from knorm.models.logistic import LogisticRegression
 from knorm.models.objective import auto_q, logistic_newton, objective_gamma, objective_perturbation
@@ -14,7 +14,7 @@ from knorm.models.sufficient import ExactStatistic, RegressionStatistics, suffic
 
 __all__ = [
     "ExactStatistic",
-    "FunctionalRelease",
+    "FunctionalFit",
     "LinearRegression",
     "LogisticRegression",
     "RegressionStatistics",

@@ -1,52 +1,25 @@
-"""Shared pieces of the private estimators: declared bounds, counted clipping, rng."""
+"""Shared pieces of the private estimators: the unit box, counted clipping, rng (bounds: :mod:`knorm._ingest`)."""
 
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import is_classifier
 
-from knorm._validation import check_bounds_scale, numeric_input
-from knorm.exceptions import ClippingWarning
+from knorm._ingest import check_bounds, warn_clipping
+from knorm._validation import numeric_input
 
-__all__ = ["FitDiagnostics", "PrivateEstimatorMixin", "check_bounds", "diagnose", "resolve_random_state", "to_unit_box"]
-
-
-def check_bounds(bounds, n_features, name, owner):
-    """Declared bounds as two float arrays (lower, upper) of length ``n_features``.
-
-    ``bounds`` is a pair (lower, upper) of scalars or arrays. Bounds are part of
-    the privacy guarantee: they must come from the data's declared domain, never
-    from the data, so a missing bound is an error that says how to give it.
-    """
-    if bounds is None:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be given as (lower, upper): the declared domain of the "
-            f"data, for example {name}=(0, 100) or {name}=([0, 0], [10, 1]) with one entry per feature. "
-            "Bounds are never derived from the data, since that would leak privacy."
-        )
-    try:
-        lo, hi = bounds
-        lo = np.broadcast_to(np.asarray(lo, dtype=float), (n_features,)).copy()
-        hi = np.broadcast_to(np.asarray(hi, dtype=float), (n_features,)).copy()
-    except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be a pair (lower, upper) of scalars or arrays of length "
-            f"{n_features}. Got {bounds!r} instead."
-        ) from err
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-        raise ValueError(f"The {name!r} parameter of {owner} must have finite bounds. Got {bounds!r} instead.")
-    if not np.all(lo < hi):
-        j = int(np.argmin(hi - lo))
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must satisfy lower < upper for every feature. "
-            f"Got lower = {float(lo[j])!r} >= upper = {float(hi[j])!r} at index {j} instead."
-        )
-    check_bounds_scale(lo, hi, name, owner)
-    return lo, hi
+__all__ = [
+    "FitDiagnostics",
+    "PrivateEstimatorMixin",
+    "check_bounds",
+    "diagnose",
+    "resolve_random_state",
+    "to_unit_box",
+    "unit_factor",
+]
 
 
 def to_unit_box(X, lo, hi):
@@ -99,15 +72,22 @@ def to_unit_box(X, lo, hi):
     outside = (X < lo) | (X > hi)
     n_clipped = int(np.count_nonzero(outside))
     Z = np.clip(X, lo, hi) if n_clipped else X
-    width = hi - lo
-    factor = 2.0 / width
-    # Round the factor up where fl(width * factor) < 2, so that hi maps to >= 1 before the cap.
-    factor = np.where(width * factor < 2.0, np.nextafter(factor, np.inf), factor)
+    factor = unit_factor(lo, hi)
     out = np.subtract(Z, lo)
     out *= factor
     out -= 1.0
     np.minimum(out, 1.0, out=out)
     return out, n_clipped
+
+
+def unit_factor(lo, hi):
+    """Return f = fl(2 / (hi - lo)), raised by one unit in the last place where fl((hi - lo) f) < 2.
+
+    The factor of :func:`to_unit_box` (Notes there): with it hi maps to at least 1 before the cap.
+    """
+    width = hi - lo
+    factor = 2.0 / width
+    return np.where(width * factor < 2.0, np.nextafter(factor, np.inf), factor)
 
 
 def resolve_random_state(random_state):
@@ -126,10 +106,6 @@ def resolve_random_state(random_state):
         "The 'random_state' parameter must be None, an int, a numpy Generator or a RandomState. "
         f"Got {type(random_state).__name__} instead."
     )
-
-
-#: Warn the curator when more than this fraction of the entries was clipped.
-CLIP_WARNING_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
@@ -174,15 +150,7 @@ def diagnose(n_records, n_clipped, n_entries, owner, **extra):
 
     The warning goes to the curator's console; nothing of it is stored in the fit.
     """
-    fraction = n_clipped / n_entries if n_entries else 0.0
-    if fraction > CLIP_WARNING_FRACTION:
-        warnings.warn(
-            f"{owner}: {fraction:.1%} of the entries were outside the declared bounds and were clipped (more than "
-            f"{CLIP_WARNING_FRACTION:.0%}). The release is private, but the estimate may be biased: declare bounds "
-            "that cover the data's domain. This message is for the curator and is not stored.",
-            ClippingWarning,
-            stacklevel=3,
-        )
+    fraction = warn_clipping(n_clipped, n_entries, owner, "entries", stacklevel=4)
     return FitDiagnostics(int(n_records), int(n_clipped), float(fraction), **extra)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import check_positive, check_probability
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, Release, choose_mechanism
@@ -25,7 +26,7 @@ from knorm.sensitivity.certificate import as_certified
 from knorm.sensitivity.regression import regression_split_ball
 
 __all__ = [
-    "FunctionalRelease",
+    "FunctionalFit",
     "STATISTICS",
     "auto_norm",
     "functional_mechanism",
@@ -144,6 +145,7 @@ def check_norm(norm, p, neighbours, owner):
 
 
 @functools.lru_cache(maxsize=32)
+@fill_doc
 def auto_norm(p, neighbours="replace", statistic="paper"):
     """Return the norm that ``norm='auto'`` uses for p features.
 
@@ -151,8 +153,7 @@ def auto_norm(p, neighbours="replace", statistic="paper"):
     ----------
     p : int
         Number of features.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
     statistic : {'paper', 'gram'}, default 'paper'
         The released statistic: the paper's, or the one completed by sum y^2.
 
@@ -225,6 +226,7 @@ def _unit_floor(name, p, neighbours, statistic="paper", xy_share=None, level=_FL
     return float(np.quantile(spec, level))
 
 
+@fill_doc
 def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy_share=None, level=_FLOOR_LEVEL):
     """Return the eigenvalue floor tau of ``postprocess='eigen'``: public, from the noise law only.
 
@@ -236,8 +238,7 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy
         Number of features.
     epsilon : float
         Privacy budget of the release.
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
     statistic : {'paper', 'gram'}, default 'paper'
         The released statistic (the response square adds a coordinate to the noise).
     xy_share : float, optional
@@ -269,8 +270,8 @@ def noise_floor(norm, p, epsilon, *, neighbours="replace", statistic="paper", xy
 
 
 @dataclass(frozen=True)
-class FunctionalRelease:
-    """The one release of the functional mechanism and its post-processing.
+class FunctionalFit:
+    """The functional mechanism's fit: its one Release and the post-processing of it (not a second release).
 
     Returned by :func:`functional_mechanism`; each parameter is kept as the
     attribute of the same name.
@@ -347,6 +348,7 @@ class FunctionalRelease:
         )
 
 
+@fill_doc
 def functional_mechanism(
     T,
     n,
@@ -385,12 +387,9 @@ def functional_mechanism(
         Number of features.
     norm : {'l1', 'l2', 'linf', 'kt', 'cut'}
         The noise's norm ('auto' resolved by the caller, see :func:`auto_norm`).
-    epsilon : float
-        Privacy budget.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    accountant : PrivacyAccountant, optional
-        Charged epsilon before the noise is drawn.
+    %(epsilon)s
+    %(rng)s
+    %(accountant)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under add/remove the released vector is (n, T') with undoubled squares.
     postprocess : {'eigen', 'pinv'}, default 'eigen'
@@ -413,9 +412,9 @@ def functional_mechanism(
 
     Returns
     -------
-    FunctionalRelease
+    FunctionalFit
         The release of T + V (eps-DP) and the post-processed scaled Gram blocks,
-        from which :meth:`FunctionalRelease.coefficients` solves the regression.
+        from which :meth:`FunctionalFit.coefficients` solves the regression.
 
     Notes
     -----
@@ -475,7 +474,7 @@ def functional_mechanism(
     A, b, n_floored = postprocess_release(release.value, layout, n_public, tau)
     n_samples = float(n) if neighbours == "replace" else float(release.value[layout.count])
     sum_y2 = float(layout.response_sum_of_squares(release.value)) if layout.yy is not None else None
-    return FunctionalRelease(
+    return FunctionalFit(
         release, A, b, tau, int(n_floored), n_samples, postprocess, norm, neighbours, statistic, xy_share, sum_y2
     )
 

@@ -109,7 +109,7 @@ def parametric_bootstrap(fm, bounds_X, bounds_y, *, fit_intercept=True, n_bootst
 
     Parameters
     ----------
-    fm : FunctionalRelease
+    fm : FunctionalFit
         The output of :func:`~knorm.models.functional_mechanism`.
     bounds_X : pair of arrays
         The declared (lower, upper) of the features, as used for the fit.

@@ -9,11 +9,12 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from knorm._ingest import check_bounds, is_dask
 from knorm._validation import check_positive, check_probability, numeric_input, refuse_complex
-from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose
+from knorm.models._base import PrivateEstimatorMixin, diagnose
 from knorm.models.functional import NORMS, STATISTICS, auto_norm, check_norm, functional_mechanism
 from knorm.models.inference import RegressionSummary, parametric_bootstrap
-from knorm.models.sufficient import _dask_partials, _n_columns, _numpy_partials, is_dask_collection
+from knorm.models.sufficient import _n_columns, exact_statistic
 
 __all__ = ["LinearRegression"]
 
@@ -305,20 +306,19 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             check_norm(norm, None, self.neighbours, _OWNER)
         refuse_complex(X, "X", _OWNER)
         refuse_complex(y, "y", _OWNER)
-        if is_dask_collection(X) or is_dask_collection(y):
-            p = self._set_features(X)
+        dask = is_dask(X) or is_dask(y)  # found once, at the door
+        if dask:
+            self._set_features(X)
         else:
             with numeric_input(_OWNER, X=X, y=y):
-                X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+                # NaN and inf: refused (with counts) by the exact statistic's one pass over the data
+                X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_all_finite=False)
                 y = np.asarray(y, dtype=np.float64)  # text labels fail here, inside the clear error
-            p = X.shape[1]
-        lo, hi = check_bounds(self.bounds_X, p, "bounds_X", _OWNER)
-        lo_y, hi_y = check_bounds(self.bounds_y, 1, "bounds_y", _OWNER)
+        p = self.n_features_in_  # public: the declared domain's dimension
+        lo, hi = check_bounds(self.bounds_X, p, _OWNER, "bounds_X")
+        lo_y, hi_y = check_bounds(self.bounds_y, 1, _OWNER, "bounds_y")
         box_lo, box_hi = np.concatenate([lo, lo_y]), np.concatenate([hi, hi_y])
-        if is_dask_collection(X) or is_dask_collection(y):
-            T, n_clipped = _dask_partials(X, y, box_lo, box_hi, _OWNER)
-        else:
-            T, n_clipped = _numpy_partials(X, y, box_lo, box_hi, _OWNER)
+        T, n_clipped = exact_statistic(X, y, box_lo, box_hi, _OWNER, dask=dask)
         n = T.n_samples  # T is exact (ExactStatistic): the lattice release rounds it in integers
 
         if norm == "auto":
@@ -485,7 +485,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             The predicted responses (a Dask array for Dask input).
         """
         check_is_fitted(self, "coef_")
-        if is_dask_collection(X):
+        if is_dask(X):
             p = _n_columns(X)
             if p != self.n_features_in_:
                 raise ValueError(

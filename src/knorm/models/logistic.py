@@ -2,45 +2,30 @@
 
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax
+from scipy.special import log_expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from knorm._ingest import check_bounds
 from knorm._validation import check_positive, check_probability, numeric_input, refuse_complex
-from knorm.accounting import BudgetExceededError
-from knorm.geometry import LpBall, NormBall
-from knorm.mechanisms import KNormMechanism, nonprivate_active
-from knorm.mechanisms.knorm_mechanism import GRADIENT_TOLERANCE, OUTPUT_SHARE
-from knorm.models._base import PrivateEstimatorMixin, check_bounds, diagnose, to_unit_box
-from knorm.models.logistic_inference import (
-    BOOTSTRAP_DRAWS,
-    InferenceSummary,
-    LogisticInference,
-    auto_inference_share,
-    floor_information,
-)
-from knorm.models.multinomial import multinomial_objective_perturbation
-from knorm.models.objective import auto_q, objective_perturbation, perturbation_gamma
-from knorm.noise import KNormNoise
-from knorm.sensitivity import logistic_gradient_space
-from knorm.sensitivity.certificate import as_certified
-from knorm.sensitivity.softmax import (
-    SoftmaxBall,
-    information_layout_weights,
-    logistic_information_space,
-    multinomial_gradient_space,
-)
+from knorm.geometry import NormBall
+from knorm.models._base import PrivateEstimatorMixin, diagnose
+from knorm.models.labels import encode_labels
+from knorm.models.logistic_inference import auto_inference_share, logistic_summary
+from knorm.models.logistic_information import release_information
+from knorm.models.logistic_noise import NORMS, certified_sensitivity, model_ball, norm_name
+from knorm.models.logistic_scaling import coefficient_transform, scale_features, to_original_units
+from knorm.models.losses import logistic_loss
+from knorm.models.objective import auto_q, fit_objective_perturbation
+from knorm.models.release_plan import check_fit_budget, release_rngs
 
 __all__ = ["LogisticRegression", "auto_q"]
 
 _OWNER = "LogisticRegression"
-_NORMS = {"linf": math.inf, "l2": 2.0, "l1": 1.0}
 
 
 class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -186,23 +171,21 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
        item 1; the printed one is negative and breaks privacy).
     4. V has density proportional to exp(-eps_op q ||V||_K / Delta_K), where
        eps_op = 0.99 eps is the share of objective perturbation proper.
-    5. The proof needs the exact minimiser. Newton's method stops by ``tol`` and
-       ``max_iter``, but the fit is published only if the gradient norm of the
-       perturbed objective is at most the certified 1e-8; then the remaining 1% of
-       eps pays for output noise that covers the distance tau / gamma to the exact
-       minimiser (approximate minima perturbation, Iyengar et al. 2019; see
-       :meth:`~knorm.mechanisms.KNormMechanism.release_objective`). Otherwise a
+    5. The proof needs the exact minimiser: the fit is published only if the gradient
+       norm of the perturbed objective is at most the certified 1e-8, and the
+       remaining 1% of eps pays for output noise covering the distance tau / gamma
+       to the exact minimiser (approximate minima perturbation, Iyengar et al. 2019;
+       :func:`~knorm.models.objective.fit_objective_perturbation`). Otherwise a
        ``ConvergenceError`` is raised and nothing is published: ``tol`` and
-       ``max_iter`` never turn an unconverged fit into a published one. If gamma
-       is too small for a certified minimiser (eps (1 - q) in the dozens), the fit
-       is refused with a clear error.
+       ``max_iter`` never turn an unconverged fit into a published one. A gamma too
+       small for a certified minimiser (eps (1 - q) in the dozens) is refused.
 
     Here eps is the budget of the model's release, epsilon (1 - inference_share).
 
     *Multiclass.* 'multinomial' releases Theta in R^((k-1) x m), one row per class
     other than the baseline, by the same algorithm with the multinomial loss
-    (:func:`~knorm.models.multinomial.multinomial_objective_perturbation`, where the
-    privacy proof's multiclass version is derived: the per-record Hessian has rank
+    (:func:`~knorm.models.objective.fit_objective_perturbation`, where the privacy
+    proof's multiclass version is derived: the per-record Hessian has rank
     k - 1, and gamma = (m T / (k - 1)) / (exp(eps_op (1 - q) / (k - 1)) - 1) with
     T = 1 - 1/(k - 1)). Its gradient space is in :func:`~knorm.sensitivity.softmax.multinomial_gradient_space`:
     each column of a per-record gradient lies in C = {u : sum u_+ <= 1, sum u_- <= 1},
@@ -216,50 +199,28 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     one standard error of the difference; hence the default.
 
     *Intervals* (two classes; beside the paper). A share s of epsilon releases the
-    Fisher information I(theta_DP) = sum_i sigma'(theta_DP'z_i) z_i z_i' through
-    :meth:`~knorm.mechanisms.KNormMechanism.release` with l_inf noise: its per-record
-    terms have entries in [-1/4, 1/4] for any public theta
-    (:func:`~knorm.sensitivity.softmax.logistic_information_space`, Delta = 1/2 with
-    the diagonal doubled). theta_DP is public when the information is released, so
-    the two releases compose to epsilon. Standard errors and intervals then come from
-    a parametric bootstrap of the linearised release (:class:`~knorm.models.logistic_inference.LogisticInference`):
+    Fisher information at theta_DP with l_inf noise
+    (:func:`~knorm.models.logistic_information.release_information`, where its
+    sensitivity is derived); theta_DP is public then, so the two releases compose to
+    epsilon. Standard errors and intervals come from a parametric bootstrap of the
+    linearised release (:class:`~knorm.models.logistic_inference.LogisticInference`):
     they cover the sampling error and the privacy noise (V, gamma, the output noise),
-    are centred on the estimate with the ridge term's shrinkage undone (theta + gamma
-    I^{-1} theta, in the original units), use only the two releases and public
-    quantities, and are deterministic (fixed seed: Monte Carlo of public laws). Coverage of nominal 95% intervals on the
-    paper's simulation is in the ``logistic_intervals`` experiment.
+    are centred on the estimate with the ridge term's shrinkage undone, use only the two
+    releases and public quantities, and are deterministic. Coverage of nominal 95%
+    intervals on the paper's simulation is in the ``logistic_intervals`` experiment.
 
-    *Scaling.* Features are clipped to ``bounds_X``. With an intercept, they are
-    mapped affinely onto [-1, 1] (``to_unit_box``) and a constant-1 column is
-    appended. Without one, x_j is divided by s_j = max(|lower_j|, |upper_j|):
-    this maps [lower_j, upper_j] inside [-1, 1] and keeps 0 at 0, so the model
-    stays intercept-free in the original units (an affine map would hide an
-    intercept sum_j theta_j b_j tied to the slopes). If the bounds are far from
-    symmetric this uses only part of [-1, 1], which costs accuracy, not privacy.
-    coef_ and intercept_ are mapped back to the original units.
+    *Scaling.* Features are clipped to ``bounds_X`` and mapped into [-1, 1]: affinely
+    with an intercept, by max(|lower_j|, |upper_j|) without one, so that the model stays
+    intercept-free (:mod:`knorm.models.logistic_scaling`). coef_ and intercept_ are
+    mapped back to the original units.
 
-    *Add/remove neighbours* (X' = X plus one record z; the 1/n factors do not move
-    the argmin, so use the sum form). Write V(a; X) = -(sum_{i in X} grad l(a;
-    z_i) + gamma a), so that V(a; X') = V(a; X) - grad l(a; z) and
-    pdf(a | X) = f(V(a; X)) |det C| with C = sum_{i in X} hess l(a; z_i) + gamma I,
-    and pdf(a | X') = f(V(a; X')) |det(C + hess l(a; z))|.
-
-    - Noise factor: f(V(a; X)) / f(V(a; X')) <= exp(eps q ||grad l(a; z)||_K / Delta)
-      (triangle inequality), and the same in the other direction. It is at most
-      exp(eps q) when Delta >= sup_{theta, z} ||grad l(theta; z)||_K. As
-      (sigma - y) x lies in [-1, 1]^m and every point of that cube is a limit
-      (y = 1, theta = -t x, t -> inf gives -x), the hull of this space is the cube:
-      Delta = 1 (l_inf), sqrt(m) (l2), m (l1), half the replace-one values.
-    - Hessian factor: det C / det(C + hess l(a; z)) <= 1, and
-      det(C + hess l(a; z)) / det C = det(I + C^{-1} hess l(a; z)) <= 1 + lambda / gamma,
-      because hess l(a; z) has rank one with eigenvalue <= lambda and C >= gamma I
-      (every Hessian is positive semi-definite); this also holds for an empty X.
-      With the same gamma, 1 + lambda / gamma = exp(eps (1 - q)).
-
-    So the product is at most exp(eps) in both directions, with the same lambda and
-    gamma and half the sensitivity. n is private under add/remove neighbours, so
-    ``q='auto'`` uses the n-free limit of its rule and ``inference_share='auto'``
-    a fixed 0.25. The information release has Delta = 1/2 with every entry doubled.
+    *Add/remove neighbours* (X' = X plus one record z). The same lambda and gamma, with
+    the sensitivity of the one-record gradient space (half the replace-one Delta for two
+    classes); the derivation is in the Notes of
+    :func:`~knorm.models.objective.fit_objective_perturbation`. n is private under
+    add/remove neighbours, so ``q='auto'`` uses the n-free limit of its rule and
+    ``inference_share='auto'`` a fixed 0.25. The information release has Delta = 1/2
+    with every entry doubled.
 
     *Privacy of the outputs.* coef_ and intercept_ come from the eps-DP release (the
     record ``release_``); ``bse_``, :meth:`conf_int` and :meth:`summary` are
@@ -302,7 +263,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "norm": [StrOptions({"auto", "softmax", *_NORMS}), NormBall],
+        "norm": [StrOptions({"auto", "softmax", *NORMS}), NormBall],
         "q": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "inference_share": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "multi_class": [StrOptions({"multinomial", "ovr"})],
@@ -380,164 +341,81 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         refuse_complex(X, "X", _OWNER)
         with numeric_input(_OWNER, X=X):  # y holds labels, which may be strings
             X, y = validate_data(self, X, y, dtype=np.float64)
-        classes, y_idx = self._encode_labels(y)
+        classes, y_idx = encode_labels(y, self.classes, self.public_labels, _OWNER)
         k = len(classes)
-        lo, hi = check_bounds(self.bounds_X, X.shape[1], "bounds_X", _OWNER)
-        Z, slope, shift, n_clipped = _scale(X, lo, hi, self.fit_intercept)
+        lo, hi = check_bounds(self.bounds_X, X.shape[1], _OWNER, "bounds_X")
+        Z, slope, shift, n_clipped = scale_features(X, lo, hi, self.fit_intercept)
         n, m = Z.shape
         share = self._resolve_share(k, n, m, epsilon)
         n_releases = (1 + (share > 0)) if k == 2 else (k if self.multi_class == "ovr" else 1)
-        self._check_budget(epsilon, n_releases)
-        rngs = self._release_rngs(n_releases)
+        check_fit_budget(self.accountant, epsilon, n_releases, _OWNER)
+        rngs = release_rngs(self._release_rng(), n_releases)
         eps_info = epsilon * share
-        if k == 2:
-            fit = self._fit_binary(Z, (y_idx == 1).astype(float), epsilon - eps_info, rngs[0], "")
-            thetas = fit["theta"][None, :]
-        elif self.multi_class == "multinomial":
-            fit = self._fit_multinomial(Z, y_idx, k, epsilon, rngs[0])
-            thetas = np.vstack([np.zeros(m), fit["theta"].reshape(k - 1, m)])
+        if k == 2 or self.multi_class == "multinomial":  # one release; k = 2 is the binary loss
+            fits = [self._fit_model(Z, y_idx, k, epsilon - eps_info, rngs[0], "")]
         else:
             labels = classes.tolist()
             fits = [
-                self._fit_binary(Z, (y_idx == c).astype(float), epsilon / k, rngs[c], f", class {labels[c]!r} vs rest")
+                self._fit_model(
+                    Z, (y_idx == c).astype(float), 2, epsilon / k, rngs[c], f", class {labels[c]!r} vs rest"
+                )
                 for c in range(k)
             ]
-            fit = dict(fits[0], release=None, n_iter=max(f["n_iter"] for f in fits))
-            fit["converged"] = all(f["converged"] for f in fits)
-            fit["releases"] = [f["release"] for f in fits]
-            thetas = np.vstack([f["theta"] for f in fits])
+        thetas = np.vstack([f.theta.reshape(-1, m) for f in fits])
+        if k > 2 and len(fits) == 1:  # multinomial: the baseline class has theta = 0
+            thetas = np.vstack([np.zeros(m), thetas])
 
-        releases = fit.get("releases", [fit["release"]])
+        releases = [f.release for f in fits]
         info, n_floored, inference = None, 0, None
         if share > 0:
-            info, n_floored, inference = self._release_inference(Z, fit, slope, shift, eps_info, rngs[1])
+            info, n_floored, inference = release_information(
+                Z,
+                fits[0],
+                coefficient_transform(slope, shift, self.fit_intercept),
+                epsilon=eps_info,
+                rng=rngs[1],
+                neighbours=self.neighbours,
+                accountant=self.accountant,
+                sampler=self.sampler,
+                label=f"{_OWNER}.fit (Fisher information at the released theta, for intervals)",
+            )
             releases = [*releases, info]
         # Every release is made: only now is the fit stored.
-        p = X.shape[1]
-        self.coef_ = thetas[:, :p] * slope
-        self.intercept_ = thetas[:, p] + thetas[:, :p] @ shift if self.fit_intercept else np.zeros(len(thetas))
+        self.coef_, self.intercept_ = to_original_units(thetas, slope, shift, self.fit_intercept)
         self.classes_ = classes
-        self.release_ = fit["release"]
+        self.release_ = releases[0] if len(fits) == 1 else None
         self.releases_ = tuple(releases)
-        self.sensitivity_ = fit["sensitivity"]
-        self.gamma_, self.q_, self.epsilon_ = fit["gamma"], fit["q"], epsilon
+        self.sensitivity_ = fits[0].release.sensitivity  # the certified Delta_K the release used
+        self.gamma_, self.q_, self.epsilon_ = fits[0].gamma, fits[0].q, epsilon
         self.inference_share_ = share
         self.information_release_, self.n_floored_, self._inference = info, n_floored, inference
-        self.fit_diagnostics_ = diagnose(n, n_clipped, X.size, _OWNER, n_iter=fit["n_iter"], converged=fit["converged"])
+        n_iter, converged = max(f.n_iter for f in fits), all(f.converged for f in fits)
+        self.fit_diagnostics_ = diagnose(n, n_clipped, X.size, _OWNER, n_iter=n_iter, converged=converged)
         return self
 
     # -- the releases ----------------------------------------------------------------------
-    def _fit_binary(self, Z, y01, epsilon, rng, what):
+    def _fit_model(self, Z, y, k, epsilon, rng, what):
+        """Release the model of k classes (k = 2: binary) by objective perturbation: an ObjectiveFit."""
         n, m = Z.shape
-        ball = self._ball(m, 2)
-        sens = self._certified(logistic_gradient_space(m, neighbours=self.neighbours), ball)
-        q = self._resolve_q(n, ball, sens.value, epsilon, 2)
-        release, n_iter, converged = objective_perturbation(
+        loss = logistic_loss(k)
+        ball = model_ball(self.norm, loss, m, _OWNER)
+        sens = certified_sensitivity(loss.gradient_space(m, neighbours=self.neighbours), ball, _OWNER)
+        kind = "objective perturbation" if k == 2 else "multinomial objective perturbation"
+        return fit_objective_perturbation(
+            loss,
             Z,
-            y01,
+            y,
             ball=ball,
             sensitivity=sens,
             epsilon=epsilon,
-            q=q,
+            q=self._resolve_q(n, ball, sens.value, epsilon, k),
             rng=rng,
             accountant=self.accountant,
             max_iter=self.max_iter,
             tol=self.tol,
-            label=f"{_OWNER}.fit (objective perturbation, {_norm_name(self.norm, 2)}{what})",
+            label=f"{_OWNER}.fit ({kind}, {norm_name(self.norm, k)}{what})",
             sampler=self.sampler,
         )
-        gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q)
-        return dict(
-            theta=release.value,
-            release=release,
-            sensitivity=sens,
-            gamma=gamma,
-            q=q,
-            n_iter=n_iter,
-            converged=converged,
-            epsilon=epsilon,
-        )
-
-    def _fit_multinomial(self, Z, y_idx, k, epsilon, rng):
-        n, m = Z.shape
-        ball = self._ball(m, k)
-        sens = self._certified(multinomial_gradient_space(k, m, neighbours=self.neighbours), ball)
-        q = self._resolve_q(n, ball, sens.value, epsilon, k)
-        release, n_iter, converged = multinomial_objective_perturbation(
-            Z,
-            y_idx,
-            k,
-            ball=ball,
-            sensitivity=sens,
-            epsilon=epsilon,
-            q=q,
-            rng=rng,
-            accountant=self.accountant,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            label=f"{_OWNER}.fit (multinomial objective perturbation, {_norm_name(self.norm, k)})",
-            sampler=self.sampler,
-        )
-        gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q, n_classes=k)
-        return dict(
-            theta=release.value,
-            release=release,
-            sensitivity=sens,
-            gamma=gamma,
-            q=q,
-            n_iter=n_iter,
-            converged=converged,
-            epsilon=epsilon,
-        )
-
-    def _release_inference(self, Z, fit, slope, shift, epsilon, rng):
-        """Release I(theta_DP) with l_inf noise; return it, its floored count and the bootstrap's inputs."""
-        m = Z.shape[1]
-        theta = fit["theta"]
-        rows, cols, weights = information_layout_weights(m, neighbours=self.neighbours)
-        d = len(weights)
-        ball = LpBall(d, math.inf)
-        sens = logistic_information_space(m, neighbours=self.neighbours).sensitivity(ball)
-        w = expit(Z @ theta)
-        w *= 1.0 - w
-        info = (Z * w[:, None]).T @ Z
-        release = KNormMechanism(ball, sens, epsilon, sampler=self.sampler).release(
-            weights * info[rows, cols],
-            rng=rng,
-            accountant=self.accountant,
-            label=f"{_OWNER}.fit (Fisher information at the released theta, for intervals)",
-        )
-        noisy = np.zeros((m, m))
-        noisy[rows, cols] = release.value / weights
-        noisy[cols, rows] = noisy[rows, cols]
-        # Below one record's largest curvature (lambda = m / 4) the released information says nothing.
-        floored, n_floored = floor_information(noisy, m / 4.0)
-        model = fit["release"]
-        private = model.noise_scale > 0
-        output_scale = 2.0 * GRADIENT_TOLERANCE / (fit["gamma"] * OUTPUT_SHARE * fit["epsilon"]) if private else 0.0
-        p = len(slope)
-        transform = np.zeros((p + self.fit_intercept, m))
-        transform[self.fit_intercept :, :p] = np.diag(slope)
-        if self.fit_intercept:
-            transform[0, :p], transform[0, p] = shift, 1.0
-        inference = LogisticInference(
-            theta,
-            floored,
-            fit["gamma"],
-            KNormNoise(model.ball, model.noise_scale) if private else None,
-            KNormNoise(LpBall(m, 2), output_scale) if private else None,
-            transform,
-        )
-        return release, n_floored, inference
-
-    def _certified(self, space, ball):
-        try:
-            return as_certified(space.sensitivity(ball), _OWNER)
-        except NotImplementedError as err:
-            raise ValueError(
-                f"The 'norm' parameter of {_OWNER} must be a ball with a certified sensitivity on the logistic "
-                f"gradient space. Got {ball!r}, for which none is available ({err}), instead."
-            ) from err
 
     def _resolve_q(self, n, ball, sensitivity, epsilon, k):
         if self.q != "auto":
@@ -557,84 +435,6 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"(intervals are for the binary model). Got {self.inference_share!r} instead, with {k} classes."
             )
         return share
-
-    def _check_budget(self, epsilon, n_releases):
-        """Refuse up front a fit whose releases would not all fit in the budget (no partial fit)."""
-        acc = self.accountant
-        if n_releases < 2 or acc is None or nonprivate_active():
-            return
-        remaining = getattr(acc, "remaining", None)
-        if remaining is not None and epsilon > remaining * (1 + 1e-12) + 1e-15:
-            raise BudgetExceededError(
-                f"Spending epsilon={epsilon:g} on '{_OWNER}.fit' would exceed the total "
-                f"{getattr(acc, 'total_epsilon', float('nan')):g} (spent {getattr(acc, 'spent', float('nan')):g}, "
-                f"remaining {remaining:g})."
-            )
-
-    def _release_rngs(self, count):
-        """One source of noise per release: children of a fixed seed, else the same source, advanced."""
-        rng = self._release_rng()
-        if count == 1:
-            return [rng]
-        if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
-            # Children keep fingerprints (an accountant refuses a repeated seed) and differ from each other.
-            return np.random.SeedSequence(int(rng)).spawn(count)
-        return [rng] * count
-
-    def _encode_labels(self, y):
-        check_classification_targets(y)
-        if self.classes is not None:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(classes) < 2 or len(np.unique(classes)) != len(classes):
-                raise ValueError(
-                    f"The 'classes' parameter of {_OWNER} must be at least two distinct labels. Got "
-                    f"{self.classes!r} instead."
-                )
-            classes = np.sort(classes)
-            # The same error for any label outside the declared set, whichever labels occur.
-            unknown = ~np.isin(y, classes)
-            if np.any(unknown):
-                # The declared classes are public; the labels found in y are data: count them, never show them.
-                rows = int(unknown.sum())
-                raise ValueError(
-                    f"The 'y' parameter of {_OWNER} must hold only the declared classes={classes.tolist()}. Got "
-                    f"{rows} row{'s' if rows != 1 else ''} with another label instead (the labels are not shown: "
-                    "they are data)."
-                )
-            return classes, np.searchsorted(classes, y)
-        if not self.public_labels:
-            raise ValueError(
-                f"The 'classes' parameter of {_OWNER} must declare the labels, for example classes=[0, 1]. Got "
-                "None instead. Reading them from y reveals which labels occur; pass public_labels=True only if the "
-                "label set is public knowledge."
-            )
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"{_OWNER} needs y with 2 classes or more under public_labels=True. Got 1 class (one "
-                "distinct label) instead. Declare the labels with the 'classes' parameter to fit data where a label is absent."
-            )
-        return classes, y_idx
-
-    def _ball(self, m, k):
-        """The noise ball: dimension m for binary fits, (k - 1) m for multinomial ones."""
-        d = m * (k - 1) if (k > 2 and self.multi_class == "multinomial") else m
-        if isinstance(self.norm, str):
-            if d > m and self.norm in ("auto", "softmax"):
-                return SoftmaxBall(k, m)
-            return LpBall(d, _NORMS.get(self.norm, math.inf))  # 'auto' and 'softmax' are l_inf for binary fits
-        if self.norm.dim != d:
-            what = (
-                "n_features + fit_intercept"
-                if d == m
-                else f"(n_classes - 1) (n_features + fit_intercept) = {k - 1} x {m}"
-            )
-            raise ValueError(
-                f"The 'norm' parameter of {_OWNER} must be 'auto', 'linf', 'l2', 'l1', 'softmax' or a NormBall of "
-                f"dimension {'m = ' if d == m else ''}{what} = {d}. Got a NormBall of dimension {self.norm.dim} "
-                "instead."
-            )
-        return self.norm
 
     # -- inference -------------------------------------------------------------------------
     def _inference_or_raise(self, what):
@@ -718,43 +518,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             If ``alpha`` is not in (0, 1), or the fit released no Fisher information.
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.summary")
-        inf = self._inference_or_raise("summary")
-        names = list(getattr(self, "feature_names_in_", [f"x{j}" for j in range(self.n_features_in_)]))
-        names = (["intercept"] if self.fit_intercept else []) + [str(n) for n in names]
-        coef = np.concatenate([self.intercept_ if self.fit_intercept else [], self.coef_[0]])
-        model, info = self.release_, self.information_release_
-        assert info is not None  # summary() is reached only with an information release
-        eps_model = model.epsilon
-        terms = [
-            ("classes", f"{self.classes_.tolist()} (positive: {self.classes_.tolist()[1]!r})"),
-            (
-                "epsilon",
-                f"{self.epsilon_:g} = {eps_model:g} (objective perturbation) + {info.epsilon:g} (Fisher "
-                f"information); neighbours: {self.neighbours}",
-            ),
-            (
-                "model noise",
-                f"{model.ball_name} ball, sensitivity {model.sensitivity.value:g} ({model.sensitivity.kind}), "
-                f"noise scale {model.noise_scale:.4g}, q = {self.q_:g}, gamma = {self.gamma_:.4g}",
-            ),
-            (
-                "information noise",
-                f"{info.ball_name} ball, sensitivity {info.sensitivity.value:g} ({info.sensitivity.kind}), "
-                f"noise scale {info.noise_scale:.4g}, eigenvalues floored: {self.n_floored_}",
-            ),
-        ]
-        notes = [
-            "coef: the release. corrected: coef with the shrinkage of objective perturbation's ridge term undone;",
-            f"std err and the interval are the corrected estimate's: parametric bootstrap ({BOOTSTRAP_DRAWS} draws,",
-            "fixed seed) covering sampling error and privacy noise, from released and public quantities only.",
-        ]
-        if self.n_floored_:
-            notes.append(
-                f"{self.n_floored_} eigenvalue(s) of the released information were raised to the floor: the "
-                "information was too noisy there, and the intervals are wide. Spend a larger inference_share."
-            )
-        title = f"{_OWNER}: private (epsilon-DP) logistic regression by objective perturbation"
-        return InferenceSummary(title, names, coef, inf.estimate(), inf.bse(), inf.conf_int(alpha), alpha, terms, notes)
+        return logistic_summary(self, self._inference_or_raise("summary"), alpha)
 
     # -- prediction --------------------------------------------------------------------------
     def decision_function(self, X):
@@ -836,24 +600,3 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_is_fitted__(self):
         # validate_data sets n_features_in_ before a refused charge; only coef_ means fitted.
         return hasattr(self, "coef_")
-
-
-def _scale(X, lo, hi, fit_intercept):
-    """Clip X to [lo, hi] and map it into [-1, 1]; theta_j z_j = slope_j theta_j x_j + shift_j theta_j."""
-    if fit_intercept:
-        Z, n_clipped = to_unit_box(X, lo, hi)
-        slope = 2.0 / (hi - lo)
-        return np.hstack([Z, np.ones((len(Z), 1))]), slope, -lo * slope - 1.0, n_clipped
-    outside = (X < lo) | (X > hi)
-    n_clipped = int(np.count_nonzero(outside))
-    slope = 1.0 / np.maximum(np.abs(lo), np.abs(hi))
-    return (np.clip(X, lo, hi) if n_clipped else X) * slope, slope, np.zeros_like(lo), n_clipped
-
-
-def _norm_name(norm, k):
-    """Name of a norm parameter for labels: the string ('auto' resolved), or the ball's name."""
-    if isinstance(norm, str):
-        if norm in ("auto", "softmax"):
-            return "softmax" if k > 2 else "linf"
-        return norm
-    return getattr(norm, "name", None) or type(norm).__name__

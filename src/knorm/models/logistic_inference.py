@@ -15,13 +15,14 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm._validation import check_probability
 from knorm.geometry import LpBall
 from knorm.models.objective import _unit_noise_second_moment
 from knorm.noise import KNormNoise
 from knorm.sensitivity.softmax import information_layout_weights
 
-__all__ = ["InferenceSummary", "LogisticInference", "auto_inference_share", "floor_information"]
+__all__ = ["InferenceSummary", "LogisticInference", "auto_inference_share", "floor_information", "logistic_summary"]
 
 #: Bootstrap draws and their fixed seed (Monte Carlo of public laws only).
 BOOTSTRAP_DRAWS = 2000
@@ -48,6 +49,7 @@ def _unit_noise_norm(m, neighbours):
     return float(np.quantile(np.abs(np.linalg.eigvalsh(E)).max(axis=1), 0.9))
 
 
+@fill_doc
 def auto_inference_share(n_samples, m, epsilon, sensitivity=0.5, *, neighbours="replace"):
     """Return the share of epsilon that ``inference_share='auto'`` spends on the Fisher information.
 
@@ -63,8 +65,7 @@ def auto_inference_share(n_samples, m, epsilon, sensitivity=0.5, *, neighbours="
     sensitivity : float, default 0.5
         The l_inf sensitivity of the released information vector
         (:func:`~knorm.sensitivity.softmax.logistic_information_space`).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
 
     Returns
     -------
@@ -397,3 +398,60 @@ class InferenceSummary:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def logistic_summary(clf, inference, alpha):
+    """Return the :class:`InferenceSummary` of a fitted binary LogisticRegression.
+
+    Parameters
+    ----------
+    clf : LogisticRegression
+        Fitted with two classes and a released Fisher information; only its released
+        and public attributes are read.
+    inference : LogisticInference
+        The linearised law of its release.
+    alpha : float
+        One minus the nominal coverage of the intervals, in (0, 1) (checked by the caller).
+
+    Returns
+    -------
+    InferenceSummary
+        The coefficients, the bias-corrected ones, standard errors, intervals and the
+        privacy terms of the two releases.
+    """
+    inf = inference
+    names = list(getattr(clf, "feature_names_in_", [f"x{j}" for j in range(clf.n_features_in_)]))
+    names = (["intercept"] if clf.fit_intercept else []) + [str(n) for n in names]
+    coef = np.concatenate([clf.intercept_ if clf.fit_intercept else [], clf.coef_[0]])
+    model, info = clf.release_, clf.information_release_
+    eps_model = model.epsilon
+    terms = [
+        ("classes", f"{clf.classes_.tolist()} (positive: {clf.classes_.tolist()[1]!r})"),
+        (
+            "epsilon",
+            f"{clf.epsilon_:g} = {eps_model:g} (objective perturbation) + {info.epsilon:g} (Fisher "
+            f"information); neighbours: {clf.neighbours}",
+        ),
+        (
+            "model noise",
+            f"{model.ball_name} ball, sensitivity {model.sensitivity.value:g} ({model.sensitivity.kind}), "
+            f"noise scale {model.noise_scale:.4g}, q = {clf.q_:g}, gamma = {clf.gamma_:.4g}",
+        ),
+        (
+            "information noise",
+            f"{info.ball_name} ball, sensitivity {info.sensitivity.value:g} ({info.sensitivity.kind}), "
+            f"noise scale {info.noise_scale:.4g}, eigenvalues floored: {clf.n_floored_}",
+        ),
+    ]
+    notes = [
+        "coef: the release. corrected: coef with the shrinkage of objective perturbation's ridge term undone;",
+        f"std err and the interval are the corrected estimate's: parametric bootstrap ({BOOTSTRAP_DRAWS} draws,",
+        "fixed seed) covering sampling error and privacy noise, from released and public quantities only.",
+    ]
+    if clf.n_floored_:
+        notes.append(
+            f"{clf.n_floored_} eigenvalue(s) of the released information were raised to the floor: the "
+            "information was too noisy there, and the intervals are wide. Spend a larger inference_share."
+        )
+    title = f"{type(clf).__name__}: private (epsilon-DP) logistic regression by objective perturbation"
+    return InferenceSummary(title, names, coef, inf.estimate(), inf.bse(), inf.conf_int(alpha), alpha, terms, notes)

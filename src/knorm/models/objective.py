@@ -1,20 +1,35 @@
-"""Objective perturbation for the logistic loss (paper Section 4): gamma, the q rule, the solver."""
+"""Objective perturbation (paper Section 4), written once: gamma, the q rule, the solver, the release.
+
+One release function, :func:`fit_objective_perturbation`, serves every logistic model: it
+takes a loss object of :mod:`knorm.models.losses` (binary, the k = 2 case, or
+multinomial), which gives the loss, its gradient and Hessian, and the bound lambda and
+rank r of a per-record Hessian that enter gamma (errata item 1); one damped Newton solver
+minimises the perturbed objective to the certified gradient tolerance of
+:meth:`~knorm.mechanisms.KNormMechanism.release_objective`. Whether the release is
+private (outside :func:`~knorm.mechanisms.nonprivate`) is decided there, once, and
+returned in its :class:`ObjectiveFit`. :func:`objective_perturbation` (binary) and
+:func:`~knorm.models.multinomial.multinomial_objective_perturbation` are thin forms of it.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.special import expit
 
+from knorm._docs import fill_doc
 from knorm.geometry import LpBall
-from knorm.mechanisms import KNormMechanism, nonprivate_active
+from knorm.mechanisms import KNormMechanism, Release, nonprivate_active
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
+from knorm.models.losses import BinaryLogisticLoss, hessian_trace_bound, logistic_loss
 from knorm.noise import KNormNoise
 
 __all__ = [
+    "ObjectiveFit",
     "auto_q",
+    "fit_objective_perturbation",
     "hessian_trace_bound",
     "logistic_newton",
     "objective_gamma",
@@ -84,44 +99,6 @@ def objective_gamma(lam, epsilon, q, *, rank=1):
     x = epsilon * (1.0 - np.asarray(q, dtype=float)) / rank
     g = lam * np.exp(-x) / -np.expm1(-x)
     return float(g) if g.ndim == 0 else g
-
-
-def hessian_trace_bound(n_classes):
-    """Return T, the largest trace of diag(p) - p p' over class probabilities p (baseline dropped).
-
-    Parameters
-    ----------
-    n_classes : int
-        Number k >= 2 of classes.
-
-    Returns
-    -------
-    float
-        1/4 for k = 2, else 1 - 1/(k - 1).
-
-    Notes
-    -----
-    The per-record Hessian of the multinomial loss with the first class as baseline
-    is A kron z z' with A = diag(p) - p p', p in R^(k-1) the probabilities of the
-    other classes (p >= 0, s = sum p <= 1). Its nonzero eigenvalues are the
-    eigenvalues of A times ||z||^2 <= m, and tr A = s - ||p||^2 <= s - s^2 / (k - 1).
-    For k - 1 >= 2 this increases on [0, 1] and is at most 1 - 1/(k - 1) (equality at
-    p uniform over the k - 1 classes); for k = 2 it is s - s^2 <= 1/4 (at s = 1/2),
-    the binary sigma' <= 1/4 of paper Section 4.1. So the mean of the k - 1 eigenvalues
-    of a per-record Hessian is at most lambda = m T / (k - 1), the bound
-    :func:`objective_gamma` uses with rank k - 1.
-
-    References
-    ----------
-    Paper Section 4.1 (the binary bound lambda = m / 4).
-
-    Examples
-    --------
-    >>> hessian_trace_bound(2), hessian_trace_bound(3), round(hessian_trace_bound(10), 4)
-    (0.25, 0.5, 0.8889)
-    """
-    k = int(n_classes)
-    return 0.25 if k == 2 else 1.0 - 1.0 / (k - 1)
 
 
 def _unit_noise_second_moment(ball):
@@ -232,7 +209,7 @@ def auto_q(n_samples, ball, sensitivity, epsilon, *, n_classes=2):
 
 
 def perturbation_gamma(m, epsilon, q, *, n_classes=2):
-    """Return the gamma of :func:`objective_perturbation`: errata item 1 at its share of epsilon.
+    """Return the gamma of :func:`fit_objective_perturbation`: errata item 1 at its share of epsilon.
 
     Parameters
     ----------
@@ -246,7 +223,7 @@ def perturbation_gamma(m, epsilon, q, *, n_classes=2):
     n_classes : int, default 2
         Number k of classes: the multinomial loss has per-record Hessians of rank
         k - 1 whose mean eigenvalue is at most m T / (k - 1), T of
-        :func:`hessian_trace_bound`.
+        :func:`~knorm.models.losses.hessian_trace_bound`.
 
     Returns
     -------
@@ -255,11 +232,15 @@ def perturbation_gamma(m, epsilon, q, *, n_classes=2):
         eps_op = (1 - OUTPUT_SHARE) epsilon: (m/4) / (exp(eps_op (1 - q)) - 1) for two
         classes (:func:`objective_gamma`).
     """
-    r = int(n_classes) - 1
+    return _gamma(logistic_loss(n_classes), m, epsilon, q)
+
+
+def _gamma(loss, m, epsilon, q):
+    """lambda / (exp(eps_op (1 - q) / r) - 1) with the loss's lambda and rank r, eps_op = (1 - OUTPUT_SHARE) epsilon."""
     eps_op = (1.0 - OUTPUT_SHARE) * epsilon
-    if r == 1:  # errata item 1 as printed there (the audit suite substitutes this very call)
-        return objective_gamma(m / 4.0, eps_op, q)
-    return objective_gamma(m * hessian_trace_bound(n_classes) / r, eps_op, q, rank=r)
+    if loss.rank == 1:  # errata item 1 as printed there (the audit suite substitutes this very call)
+        return objective_gamma(loss.hessian_bound(m), eps_op, q)
+    return objective_gamma(loss.hessian_bound(m), eps_op, q, rank=loss.rank)
 
 
 def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, theta0=None):
@@ -293,45 +274,253 @@ def logistic_newton(Z, y, *, gamma=0.0, linear=None, max_iter=100, tol=1e-8, the
 
     Notes
     -----
-    Damped Newton with the exact Hessian; F is smooth and, for gamma > 0,
-    strongly convex, so the minimiser is unique. Stops when the Newton decrement
-    sqrt(g' H^{-1} g) (about ||t - t*||_H) is <= tol, after taking that last step.
+    The solver of :func:`fit_objective_perturbation` with the binary loss
+    (:class:`~knorm.models.losses.BinaryLogisticLoss`): damped Newton with the exact
+    Hessian; F is smooth and, for gamma > 0, strongly convex, so the minimiser is unique.
+    Stops when the Newton decrement sqrt(g' H^{-1} g) (about ||t - t*||_H) is <= tol,
+    after taking that last step.
     """
-    V = np.zeros(Z.shape[1]) if linear is None else linear
-    n, m = Z.shape
-    if theta0 is None:
-        theta, s = np.zeros(m), np.zeros(n)
-        F = n * math.log(2.0)
-    else:  # a warm start changes the path, not the (unique) minimiser
-        theta = np.array(theta0, dtype=float)
-        s = Z @ theta
-        F = _softplus_sum(s) - y @ s + 0.5 * gamma * (theta @ theta) + V @ theta
-    eye = gamma * np.eye(m)
+    loss = BinaryLogisticLoss()
+    return _newton(loss, Z, loss.targets(y), gamma, linear, max_iter, tol, theta0)
+
+
+def _newton(loss, Z, Y, gamma, linear, max_iter, tol, theta0):
+    """Damped Newton on F(t) = sum_i l(t; z_i) + gamma/2 ||t||^2 + V't: (theta, n_iter, converged).
+
+    Exact Hessian, backtracking (Armijo) line search; stops when the Newton decrement
+    sqrt(g' H^{-1} g) is <= tol, after taking that last step.
+    """
+    d = loss.dim(Z.shape[1])
+    V = np.zeros(d) if linear is None else np.asarray(linear, dtype=float)
+    # A warm start changes the path, not the (unique, for gamma > 0) minimiser.
+    theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=float).reshape(d)
+    S = loss.raw(Z, theta)
+    F = loss.value(S, Y) + 0.5 * gamma * (theta @ theta) + V @ theta
+    diagonal = np.diag_indices(d)
     for it in range(1, max_iter + 1):
-        p = expit(s)
-        g = Z.T @ (p - y) + gamma * theta + V
-        H = (Z * (p * (1.0 - p))[:, None]).T @ Z + eye
+        g, H = loss.gradient_hessian(Z, S, Y)
+        g = g + gamma * theta + V
+        H[diagonal] += gamma
         try:
-            d = -cho_solve(cho_factor(H), g)
-        except LinAlgError:  # only if gamma underflowed to 0 (eps in the thousands)
-            d = -np.linalg.lstsq(H, g, rcond=None)[0]
-        dec2 = -float(g @ d)
+            step = -cho_solve(cho_factor(H), g)
+        except LinAlgError:  # only without ridge (gamma = 0, or underflowed) on degenerate data
+            step = -np.linalg.lstsq(H, g, rcond=None)[0]
+        dec2 = -float(g @ step)
         if dec2 <= tol**2:
-            return theta + d, it, True
+            return theta + step, it, True
         t = 1.0
         while True:  # backtracking (Armijo); near the optimum the full step is taken
-            new = theta + t * d
-            s_new = Z @ new
-            F_new = _softplus_sum(s_new) - y @ s_new + 0.5 * gamma * (new @ new) + V @ new
+            new = theta + t * step
+            S_new = loss.raw(Z, new)
+            F_new = loss.value(S_new, Y) + 0.5 * gamma * (new @ new) + V @ new
             if F_new <= F - 0.25 * t * dec2 or dec2 < 1e-8:
                 break
             t *= 0.5
             if t < 1e-12:
                 return theta, it, False
-        theta, s, F = new, s_new, F_new
+        theta, S, F = new, S_new, F_new
     return theta, max_iter, False
 
 
+@dataclass(frozen=True)
+class ObjectiveFit:
+    """The outcome of :func:`fit_objective_perturbation`: the release, its public terms, the solver's diagnostics.
+
+    Parameters
+    ----------
+    release : Release
+        The published minimiser theta_DP (scaled units; flattened by class for k > 2).
+    gamma : float
+        The regularisation gamma of the perturbed objective (0 when not private).
+    q : float
+        Share of the objective-perturbation budget spent on the noise V.
+    epsilon : float
+        The budget of the release as requested (``release.epsilon`` is inf when not
+        private).
+    private : bool
+        False inside :func:`~knorm.mechanisms.nonprivate`: no noise, gamma = 0.
+    n_iter : int
+        Newton iterations (curator-only diagnostic).
+    converged : bool
+        Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
+    """
+
+    release: Release
+    gamma: float
+    q: float
+    epsilon: float
+    private: bool
+    n_iter: int
+    converged: bool
+
+    @property
+    def theta(self):
+        """The published minimiser: ``release.value``."""
+        return self.release.value
+
+
+@fill_doc
+def fit_objective_perturbation(
+    loss,
+    Z,
+    y,
+    *,
+    ball,
+    sensitivity,
+    epsilon,
+    q,
+    rng=None,
+    accountant=None,
+    max_iter=100,
+    tol=1e-8,
+    theta0=None,
+    label="objective perturbation",
+    sampler="auto",
+):
+    """Release theta_DP of Algorithm "Extended Objective Perturbation" for a logistic loss.
+
+    Parameters
+    ----------
+    loss : BinaryLogisticLoss or MultinomialLogisticLoss
+        The loss (:func:`~knorm.models.losses.logistic_loss`); it gives lambda and the rank
+        r of gamma, and theta has dimension ``loss.dim(m)``.
+    Z : ndarray of shape (n, m)
+        Records already in [-1, 1] (intercept column included); not checked here.
+    y : ndarray of shape (n,)
+        Labels in {0, 1} (binary) or class indices in 0, ..., k - 1 (0 the baseline).
+    ball : NormBall
+        The K-norm of the noise, of dimension ``loss.dim(m)``.
+    sensitivity : Sensitivity or float
+        Certified gradient sensitivity Delta_K (of ``loss.gradient_space(m)``).
+    epsilon : float
+        The whole budget of the release.
+    q : float
+        Share of the objective-perturbation budget spent on the noise, in (0, 1).
+    %(rng)s
+    %(accountant)s
+    max_iter : int, default 100
+        Newton iterations.
+    tol : float, default 1e-8
+        Newton decrement at which the minimiser is accepted.
+    theta0 : ndarray, optional
+        Starting point (a warm start changes the path, not the unique minimiser).
+    label : str, default "objective perturbation"
+        Label of the release.
+    sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
+        How the noise is drawn (:class:`~knorm.mechanisms.KNormMechanism`): 'auto' is the
+        exact lattice release where the ball allows it.
+
+    Returns
+    -------
+    ObjectiveFit
+        The release with gamma, q, epsilon, whether it is private, and Newton's
+        iterations and convergence (the last two for the curator only).
+
+    Raises
+    ------
+    ConvergenceError
+        If Newton's method stops above the certified gradient tolerance (nothing is
+        published; the charge stands).
+    ValueError
+        If gamma underflows (epsilon (1 - q) too large for a strongly convex objective).
+
+    Notes
+    -----
+    *Mechanism.* With eps_op = (1 - OUTPUT_SHARE) epsilon (99%), V has density
+    proportional to exp(-eps_op q ||V||_K / Delta_K), and theta_DP minimises
+    sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta with
+    gamma = lambda / (exp(eps_op (1 - q) / r) - 1) (:func:`perturbation_gamma`): lambda =
+    m / 4 and r = 1 for the binary loss (paper Section 4 with errata item 1), lambda =
+    m T / r and r = k - 1 for the multinomial one. The minimiser is published only if
+    ||grad F||_2 <= 1e-8 (certified), with output noise of the remaining 1% of epsilon
+    covering the distance to the exact minimiser (approximate minima perturbation;
+    :meth:`~knorm.mechanisms.KNormMechanism.release_objective`, the release path).
+    Inside :func:`~knorm.mechanisms.nonprivate` (decided here, once) gamma = 0 and
+    V = 0: the release is the maximum likelihood estimate.
+
+    *Privacy: paper Theorem "Extended Objective Perturbation", with per-record Hessians
+    of rank r (replace-one).* The first-order condition gives V(a; X) = -(sum_i
+    grad l(a; z_i) + gamma a), a bijection with Jacobian -(C + M_n), where
+    C = sum_{i < n} hess l(a; z_i) + gamma I >= gamma I and M_n = hess l(a; z_n). So
+    pdf(a | X) / pdf(a | X') is the product of
+
+    - the noise factor f(V(a; X)) / f(V(a; X')) <= exp(eps_op q ||grad l(a; z_n) -
+      grad l(a; z_n')||_K / Delta_K) <= exp(eps_op q), as Delta_K bounds the gradient
+      differences over all theta (triangle inequality);
+    - the Jacobian factor det(C + M_n') / det(C + M_n) <= det(I + C^{-1} M_n'), because
+      M_n is positive semi-definite, and det(I + C^{-1} M) <= det(I + M / gamma) =
+      prod_{i <= r} (1 + mu_i / gamma) over the nonzero eigenvalues mu_i of M. For the
+      binary loss r = 1 and mu <= lambda = m / 4 (errata item 1). For the multinomial
+      loss M = A kron z z', A = diag(p) - p p', its eigenvalues are those of A times
+      ||z||^2 <= m, their sum is at most m T, and the arithmetic-geometric mean
+      inequality bounds the product by (1 + lambda / gamma)^r = exp(eps_op (1 - q)).
+
+    The product is at most exp(eps_op), and the output noise adds the rest of
+    epsilon. The multinomial bound uses only the trace of A, and is not attained for
+    k >= 3 (tr A = T only at p uniform over the k - 1 classes, where A has the
+    eigenvalue 0), so its gamma is slightly larger than needed.
+
+    *Add/remove neighbours* (X' = X plus one record z; the 1/n factors do not move the
+    argmin, so use the sum form). V(a; X') = V(a; X) - grad l(a; z), and pdf(a | X') =
+    f(V(a; X')) |det(C + hess l(a; z))| with C = sum_{i in X} hess l(a; z_i) + gamma I.
+    The noise factor is at most exp(eps q) when Delta >= sup_{theta, z} ||grad l(theta;
+    z)||_K (the one-record space of ``loss.gradient_space(m, neighbours='add_remove')``).
+    For the binary loss (sigma - y) z lies in [-1, 1]^m and every point of that cube is
+    a limit (y = 1, theta = -t z, t -> inf gives -z), so the hull is the cube: Delta = 1
+    (l_inf), sqrt(m) (l2), m (l1), half the replace-one values. The Hessian
+    factor is det C / det(C + hess l(a; z)) <= 1 one way and det(I + C^{-1} hess l(a; z))
+    <= exp(eps (1 - q)) the other, as above (also for an empty X). So the same lambda and
+    gamma give exp(eps) in both directions.
+
+    References
+    ----------
+    Paper Section 4, Algorithm and Theorem "Extended Objective Perturbation" (proof in
+    the appendix); Section 4.1 (the logistic loss, lambda = m/4); Remark on
+    add/delete-DP (Section 2); errata item 1 (gamma). Kifer, Smith & Thakurta (2012)
+    (the proof technique); Iyengar, Near, Song, Thakkar, Thakurta & Wang (2019)
+    (approximate minima perturbation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knorm.geometry import LpBall
+    >>> from knorm.models.losses import logistic_loss
+    >>> rng = np.random.default_rng(0)
+    >>> Z = np.column_stack([rng.uniform(-1, 1, size=(5000, 2)), np.ones(5000)])
+    >>> y = (rng.random(5000) < 1 / (1 + np.exp(-2 * Z[:, 0]))).astype(float)
+    >>> fit = fit_objective_perturbation(
+    ...     logistic_loss(2), Z, y, ball=LpBall(3, float("inf")), sensitivity=2.0, epsilon=1.0, q=0.5, rng=0
+    ... )
+    >>> fit.theta.shape, fit.release.epsilon, round(fit.gamma, 4), fit.converged
+    ((3,), 1.0, 1.171, True)
+    """
+    m = Z.shape[1]
+    private = not nonprivate_active()
+    gamma = _gamma(loss, m, epsilon, q) if private else 0.0
+    if private and not gamma >= _GAMMA_MIN:
+        raise ValueError(
+            f"The 'epsilon' parameter of objective perturbation is too large for q = {q:g}: gamma = "
+            f"lambda / (exp(eps (1 - q) / r) - 1) = {gamma:.3g} (lambda = {loss.hessian_bound(m):g}, r = "
+            f"{loss.rank}) underflows, so the objective is not strongly convex enough for a certified minimiser. "
+            f"Got epsilon = {epsilon!r} instead: use q closer to 1 (q='auto' adapts) or a smaller epsilon."
+        )
+    eps_op = (1.0 - OUTPUT_SHARE) * epsilon
+    mechanism = KNormMechanism(ball, sensitivity, eps_op * q, sampler=sampler)
+    Y = loss.targets(y)
+    diagnostics = {}
+
+    def minimise(V):
+        theta, diagnostics["n_iter"], diagnostics["converged"] = _newton(loss, Z, Y, gamma, V, max_iter, tol, theta0)
+        gradient = loss.gradient(Z, loss.raw(Z, theta), Y) + gamma * theta + V
+        return theta, float(np.linalg.norm(gradient))
+
+    release = mechanism.release_objective(
+        minimise, epsilon=epsilon, strong_convexity=gamma, rng=rng, accountant=accountant, label=label
+    )
+    return ObjectiveFit(release, gamma, q, epsilon, private, diagnostics["n_iter"], diagnostics["converged"])
+
+
+@fill_doc
 def objective_perturbation(
     Z,
     y,
@@ -348,7 +537,10 @@ def objective_perturbation(
     label="objective perturbation",
     sampler="auto",
 ):
-    """Release theta_DP of Algorithm "Extended Objective Perturbation" for the logistic loss.
+    """Release theta_DP of Algorithm "Extended Objective Perturbation" for the binary logistic loss.
+
+    :func:`fit_objective_perturbation` with the binary loss
+    (:class:`~knorm.models.losses.BinaryLogisticLoss`), returning a tuple.
 
     Parameters
     ----------
@@ -364,10 +556,8 @@ def objective_perturbation(
         The whole budget.
     q : float
         Share of epsilon spent on the noise, in (0, 1).
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    accountant : PrivacyAccountant, optional
-        Charged epsilon before the noise is drawn.
+    %(rng)s
+    %(accountant)s
     max_iter : int, default 100
         Newton iterations.
     tol : float, default 1e-8
@@ -376,7 +566,6 @@ def objective_perturbation(
         Starting point (a warm start changes the path, not the unique minimiser).
     label : str, default "objective perturbation"
         Label of the release.
-
     sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
         How the noise is drawn (:class:`~knorm.mechanisms.KNormMechanism`): 'auto' is the
         exact lattice release where the ball allows it.
@@ -385,29 +574,13 @@ def objective_perturbation(
     -------
     release : Release
         The published minimiser theta_DP (scaled units).
-    n_iter : int
-        Newton iterations (curator-only diagnostic).
-    converged : bool
-        Whether the Newton decrement reached ``tol`` (curator-only diagnostic).
-
-    Raises
-    ------
-    ConvergenceError
-        If Newton's method stops above the certified gradient tolerance (nothing is
-        published; the charge stands).
-    ValueError
-        If gamma underflows (epsilon (1 - q) too large for a strongly convex objective).
+    %(objective_diagnostics)s
 
     Notes
     -----
-    A share 1 - OUTPUT_SHARE (99%) of epsilon goes to objective perturbation proper: V has
-    density proportional to exp(-eps_op q ||V||_K / Delta) with eps_op = 0.99 epsilon, and
-    theta minimises sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta with
-    gamma = (m/4) / (exp(eps_op (1 - q)) - 1) (paper Section 4 with errata item 1). The
-    minimiser is published only if ||grad F||_2 <= 1e-8 (certified), with output noise
-    of the remaining 1% of epsilon covering the distance to the exact minimiser
-    (approximate minima perturbation; see
-    :meth:`knorm.mechanisms.KNormMechanism.release_objective`, which is the release path).
+    gamma = (m/4) / (exp(eps_op (1 - q)) - 1) with eps_op = 0.99 epsilon (paper Section 4
+    with errata item 1); the mechanism and its proof are in the Notes of
+    :func:`fit_objective_perturbation`.
 
     References
     ----------
@@ -431,36 +604,20 @@ def objective_perturbation(
     >>> release.value.shape, release.epsilon, round(release.noise_scale, 4), converged
     ((3,), 1.0, 4.0404, True)
     """
-    m = Z.shape[1]
-    eps_op = (1.0 - OUTPUT_SHARE) * epsilon
-    gamma = 0.0 if nonprivate_active() else perturbation_gamma(m, epsilon, q)
-    if not (gamma >= _GAMMA_MIN or nonprivate_active()):
-        raise ValueError(
-            f"The 'epsilon' parameter of objective perturbation is too large for q = {q:g}: gamma = "
-            f"(m/4) / (exp(eps (1 - q)) - 1) = {gamma:.3g} underflows, so the objective is not strongly convex "
-            f"enough for a certified minimiser. Got epsilon = {epsilon!r} instead: use q closer to 1 (q='auto' "
-            "adapts) or a smaller epsilon."
-        )
-    mechanism = KNormMechanism(ball, sensitivity, eps_op * q, sampler=sampler)
-    diagnostics = {}
-
-    def minimise(V):
-        theta, diagnostics["n_iter"], diagnostics["converged"] = logistic_newton(
-            Z, y, gamma=gamma, linear=V, max_iter=max_iter, tol=tol, theta0=theta0
-        )
-        return theta, float(np.linalg.norm(_gradient(Z, y, gamma, V, theta)))
-
-    release = mechanism.release_objective(
-        minimise, epsilon=epsilon, strong_convexity=gamma, rng=rng, accountant=accountant, label=label
+    fit = fit_objective_perturbation(
+        BinaryLogisticLoss(),
+        Z,
+        y,
+        ball=ball,
+        sensitivity=sensitivity,
+        epsilon=epsilon,
+        q=q,
+        rng=rng,
+        accountant=accountant,
+        max_iter=max_iter,
+        tol=tol,
+        theta0=theta0,
+        label=label,
+        sampler=sampler,
     )
-    return release, diagnostics["n_iter"], diagnostics["converged"]
-
-
-def _gradient(Z, y, gamma, V, theta):
-    """grad F(theta) = Z'(sigma(Z theta) - y) + gamma theta + V (sum form)."""
-    return Z.T @ (expit(Z @ theta) - y) + gamma * theta + V
-
-
-def _softplus_sum(s):
-    """sum_i log(1 + exp(s_i)), stably."""
-    return np.log1p(np.exp(-np.abs(s))).sum() + np.maximum(s, 0.0).sum()
+    return fit.release, fit.n_iter, fit.converged

@@ -23,11 +23,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from knorm._exact import ExactSums, lattice_round
+from knorm._ingest import check_bounds, is_dask, refuse_nonfinite
 from knorm._validation import numeric_input
-from knorm.models._base import check_bounds, to_unit_box
+from knorm.models._base import unit_factor
 from knorm.sensitivity import RegressionLayout
 
-__all__ = ["ExactStatistic", "GRID_BITS", "RegressionStatistics", "sufficient_statistics", "is_dask_collection"]
+__all__ = ["ExactStatistic", "GRID_BITS", "RegressionStatistics", "sufficient_statistics"]
 
 #: Each scaled record value is rounded to the grid 2^-GRID_BITS (ties to even).
 GRID_BITS = 32
@@ -37,13 +39,16 @@ _LIMB_BITS = 16
 # Largest block whose limb Gram matrix binary64 computes exactly: 2^20 products of at
 # most 2^32 sum to at most 2^52 < 2^53 in any order.
 _EXACT_ROWS = 1 << 20
-# Rows per block: bounds the temporaries (1 MB per variable and buffer, about 4 (p + 1) MB in all).
-_BLOCK_ROWS = 1 << 17
-# The value of a float exactly representable as an integer (2^53).
-_EXACT_INT = 1 << 53
+# Rows per block: the buffers (3 (p + 1) + 1 doubles a row, 550 KB at p = 10) stay in cache.
+_BLOCK_ROWS = 1 << 11
+# fl(v + _ROUNDER) - _ROUNDER rounds |v| <= 2^32 to a multiple of 2^16, ties to even (the unit of the binade
+# [2^68, 2^69) is 2^16, and _ROUNDER / 2^16 = 1.5 2^52 is even, so the tie goes to an even multiple).
+_ROUNDER = 1.5 * 2.0 ** (52 + _LIMB_BITS)
+# int64 totals of at most this many rows: entries below 2^30 2^32 = 2^62, flushed into Python integers.
+_FLUSH_ROWS = 1 << 30
 
 
-class ExactStatistic:
+class ExactStatistic(ExactSums):
     """The regression statistic T of grid-rounded records, held exactly as integers.
 
     Built by :func:`sufficient_statistics` (its ``exact`` attribute) and
@@ -73,7 +78,7 @@ class ExactStatistic:
 
     Notes
     -----
-    Each record is clipped and scaled to z in [-1, 1]^(p+1) (:func:`to_unit_box`,
+    Each record is clipped and scaled to z in [-1, 1]^(p+1) (:func:`~knorm.models._base.to_unit_box`,
     binary64, per record), then rounded to v = 2^-32 round(2^32 z), ties to even, which
     lies in [-1, 1]^(p+1) too. That is a deterministic map of each record into the
     declared domain, so T of the rounded records differs between neighbours by a point of
@@ -104,12 +109,12 @@ class ExactStatistic:
     >>> exact = sufficient_statistics(X, y, bounds_X=(-1, 1), bounds_y=(-1, 1)).exact
     >>> exact.layout.names, exact.value.tolist()
     (['x1', '2x1^2', 'y', 'x1y'], [0.25, 0.625, 1.75, 0.125])
-    >>> exact.on_lattice(np.array([0.5, 0.5, 1.0, 0.25]))[0].tolist()  # 0.625 / 0.5 = 1.25 rounds to 1
-    [0.0, 0.5, 2.0, 0.0]
+    >>> value, error = exact.on_lattice(np.array([0.5, 0.5, 1.0, 0.25]))  # 0.625 / 0.5 = 1.25 rounds to 1
+    >>> value.tolist(), error
+    ([0.0, 0.5, 2.0, 0.0], 0.0)
     """
 
     SCALE_BITS = 2 * GRID_BITS
-    #: Appended to the Release's sampler on a lattice release.
     note = f"T summed exactly in integers (records on the grid 2^-{GRID_BITS}) and rounded to the lattice exactly"
 
     def __init__(self, gram, sums, n, layout=None):
@@ -175,24 +180,25 @@ class ExactStatistic:
         return self.value if dtype is None else self.value.astype(dtype)
 
     def resolve(self):
-        """Return :attr:`value`: T rounded once to binary64 (continuous and non-private releases).
+        """Return T as floats: the statistic of a continuous or non-private release.
 
         Returns
         -------
         ndarray of float, shape (d,)
-            T, each coordinate rounded once.
+            :attr:`value`: each coordinate the exact value rounded once.
         """
         return self.value
 
     def on_lattice(self, spacing, ball=None):
-        """Return T rounded to the lattice ``spacing`` Z^d, computed in integer arithmetic.
+        """Return (T rounded to the lattice ``spacing`` Z^d in integer arithmetic, 0.0).
 
         Parameters
         ----------
         spacing : array_like of shape (d,)
             Positive powers of two gamma_j, as ``KNormMechanism.lattice.spacing``.
         ball : NormBall, optional
-            The release's ball (unused: the computation adds no error to cover).
+            The release's ball (the interface of :class:`knorm._exact.ExactSums`); unused:
+            T is exact, so the computation adds nothing to a neighbour difference.
 
         Returns
         -------
@@ -200,7 +206,8 @@ class ExactStatistic:
             The lattice point gamma_j round(T_j / gamma_j), ties to even, exactly: no float
             rounding comes between the exact T and the lattice point.
         computation_error : float
-            0.0: T is exact (the records' grid rounding is a map into the declared domain).
+            0.0: T is the exact statistic of the grid-rounded records, which are records of
+            the declared domain (Notes).
 
         Raises
         ------
@@ -211,28 +218,14 @@ class ExactStatistic:
         Notes
         -----
         T_j = u_j 2^-64 and gamma_j = 2^e_j, so T_j / gamma_j = u_j 2^-(64 + e_j): an
-        integer shift (ties to even, as :meth:`knorm.stats.RecordSums.on_lattice`).
-        The lattice release of :mod:`knorm.mechanisms.lattice` assumes exactly this
-        rounding of the exact statistic: its slack covers |R(T) - T| <= gamma / 2.
+        integer shift (ties to even, :func:`knorm._exact.lattice_round`, as for
+        :class:`knorm._exact.RecordSums`). The lattice release of
+        :mod:`knorm.mechanisms.lattice` assumes exactly this rounding of the exact
+        statistic: its slack covers |R(T) - T| <= gamma / 2.
         """
         units = self.units
-        gamma = np.asarray(spacing, dtype=float).reshape(-1)
-        if gamma.shape != units.shape:
-            raise ValueError(
-                f"The 'spacing' parameter of ExactStatistic.on_lattice must have shape {units.shape}. "
-                f"Got shape {gamma.shape} instead."
-            )
-        out = np.empty(len(units))
-        for i, (u, g) in enumerate(zip(units, gamma.tolist())):
-            mantissa, exponent = math.frexp(g) if math.isfinite(g) else (0.0, 0)
-            if mantissa != 0.5:
-                raise ValueError(
-                    "The 'spacing' parameter of ExactStatistic.on_lattice must hold positive powers of two. "
-                    f"Got {g!r} at index {i} instead."
-                )
-            shift = self.SCALE_BITS + exponent - 1  # T / gamma = u 2^-shift
-            out[i] = math.ldexp(float(_round_shift(u, shift, i)), exponent - 1)
-        return out, 0.0
+        value = lattice_round(units, [-self.SCALE_BITS] * len(units), spacing, "ExactStatistic.on_lattice")
+        return value, 0.0
 
     def __repr__(self):
         return f"ExactStatistic(p={self.layout.p}, n={self.n_samples}, names={self.layout.names!r})"
@@ -242,23 +235,6 @@ def _as_ints(values):
     """An object array of Python ints (exact whatever their size)."""
     arr = np.asarray(values, dtype=object)
     return np.vectorize(int, otypes=[object])(arr) if arr.size else arr
-
-
-def _round_shift(u, shift, index):
-    """round(u 2^-shift), ties to even, refused at 2^53."""
-    if shift <= 0:
-        quotient = u << -shift
-    else:
-        quotient, rest = divmod(u, 1 << shift)  # floor division: rest >= 0
-        half = 1 << (shift - 1)
-        quotient += rest > half or (rest == half and quotient % 2 == 1)
-    if abs(quotient) >= _EXACT_INT:
-        raise ValueError(
-            f"ExactStatistic.on_lattice: coordinate {index} is beyond 2^53 lattice steps, the exact range of a "
-            "double (the statistic is data: its size is not shown). Use a coarser lattice_spacing, or "
-            "sampler='continuous'."
-        )
-    return quotient
 
 
 class _Statistics(NamedTuple):
@@ -294,22 +270,6 @@ class RegressionStatistics(_Statistics):
         self = super().__new__(cls, T, n_samples, n_clipped)
         self.exact = exact  # an attribute, not a field: unpacking still gives three values
         return self
-
-
-def is_dask_collection(obj):
-    """Return whether ``obj`` is a Dask array, DataFrame or Series, without importing dask.
-
-    Parameters
-    ----------
-    obj : object
-        Any input.
-
-    Returns
-    -------
-    bool
-        True for Dask collections (a ``__dask_graph__`` from a dask module).
-    """
-    return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
 
 
 def sufficient_statistics(X, y, *, bounds_X, bounds_y):
@@ -377,8 +337,8 @@ def sufficient_statistics(X, y, *, bounds_X, bounds_y):
         raise ValueError(
             f"The 'X' parameter of {owner} must have at least one feature column. Got shape {np.shape(X)} instead."
         )
-    lo_x, hi_x = check_bounds(bounds_X, p, "bounds_X", owner)
-    lo_y, hi_y = check_bounds(bounds_y, 1, "bounds_y", owner)
+    lo_x, hi_x = check_bounds(bounds_X, p, owner, "bounds_X")
+    lo_y, hi_y = check_bounds(bounds_y, 1, owner, "bounds_y")
     return _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner)
 
 
@@ -386,64 +346,140 @@ def _statistics(X, y, lo_x, hi_x, lo_y, hi_y, owner):
     """T, n and clip count for validated bounds (dispatch on the input type)."""
     lo = np.concatenate([lo_x, lo_y])
     hi = np.concatenate([hi_x, hi_y])
-    if is_dask_collection(X) or is_dask_collection(y):
-        exact, n_clipped = _dask_partials(X, y, lo, hi, owner)
-    else:
+    dask = is_dask(X) or is_dask(y)
+    if not dask:
         X, y = _as_numpy(X, y, len(lo) - 1, owner)
-        exact, n_clipped = _numpy_partials(X, y, lo, hi, owner)
+    exact, n_clipped = exact_statistic(X, y, lo, hi, owner, dask=dask)
     return RegressionStatistics(exact.value, exact.n_samples, int(n_clipped), exact)
 
 
-def _limb_gram(Xb, yb, lo, hi):
-    """(limb Gram matrix as exact floats, n_clipped, n_nonfinite) of a block of at most 2^20 rows.
+def exact_statistic(X, y, lo, hi, owner, *, dask):
+    """(ExactStatistic, clip count) of checked inputs: numpy arrays in row blocks, or Dask block by block.
 
-    Variables are laid out one per row (shape (p + 1, m)): elementwise steps then run
-    over long contiguous rows, and the Gram product K K' is one BLAS call. K stacks the
-    high limbs, the low limbs and a row of ones, so K K' holds every limb product and
-    every limb sum, all exact integers below 2^52 (see ExactStatistic, Notes).
+    Parameters
+    ----------
+    X, y : ndarray or Dask collection
+        The records; numpy inputs already of shape (n, p) and (n,).
+    lo, hi : ndarray of shape (p + 1,)
+        The declared box of (x, y).
+    owner : str
+        The public function named in error messages.
+    dask : bool
+        Whether X or y is a Dask collection (found once, at the door).
+
+    Returns
+    -------
+    exact : ExactStatistic
+        The exact statistic.
+    n_clipped : int
+        Clipped values (curator-only).
     """
-    m, q = len(yb), len(lo)
-    Zt = np.empty((q, m))
-    Zt[:-1] = Xb.T
-    Zt[-1] = yb
-    finite = np.isfinite(Zt)
-    bad = Zt.size - int(np.count_nonzero(finite))
-    if bad:
-        Zt[~finite] = 0.0  # reported by the caller; keeps the sums finite
-    z, n_clipped = to_unit_box(Zt, lo[:, None], hi[:, None])
-    K = np.empty((2 * q + 1, m))
-    high, low = K[:q], K[q : 2 * q]
-    np.multiply(z, 2.0**GRID_BITS, out=low)  # exact: a power of two
-    np.rint(low, out=low)  # the record on the grid 2^-32, ties to even
-    np.clip(low, -(2.0**GRID_BITS), 2.0**GRID_BITS, out=low)  # a guard: to_unit_box keeps z in [-1, 1]
-    np.multiply(low, 2.0**-_LIMB_BITS, out=high)
-    np.rint(high, out=high)
-    np.multiply(high, 2.0**_LIMB_BITS, out=z)
-    low -= z  # v 2^32 = high 2^16 + low, |low| <= 2^15: exact integer arithmetic
-    K[2 * q] = 1.0
-    return K @ K.T, n_clipped, bad
+    return _dask_partials(X, y, lo, hi, owner) if dask else _numpy_partials(X, y, lo, hi, owner)
+
+
+class _LimbKernel:
+    """The exact limb Gram matrix of row blocks, with buffers reused from block to block.
+
+    Variables are laid out one per row (shape (p + 1, m)): the elementwise steps then run
+    over long contiguous rows, and the Gram product K K' is one BLAS call. Blocks of m
+    rows (at most 2^20) stay in cache. For each block:
+
+    1. z = fl(fl(x - lo) f) - 1 with the factor f of :func:`~knorm.models._base.to_unit_box`, capped to
+       [-1, 1]: for every finite x this is exactly :func:`~knorm.models._base.to_unit_box` (clipping x to
+       [lo, hi] first maps it to exactly -1 or 1, and so does the cap, the map being
+       monotone). It is computed as fl(fl(x - lo) (f 2^32)) - 2^32 capped to
+       [-2^32, 2^32], which is 2^32 z exactly (a power-of-two scaling commutes with
+       rounding; a subnormal fl(x - lo) f only moves z within one rounding of -1, which
+       the grid below rounds to -1 either way);
+    2. the smallest and the largest mapped value of the block (every column shares the
+       range [-2^32, 2^32]) show NaN, inf and values beyond the bounds; only then are the
+       raw values read again and counted (NaN and inf set to 0 and reported by the
+       caller, values outside the bounds counted as clipped) and the cap applied (a
+       finite x far outside the bounds may map to +-inf: the cap takes it to +-2^32);
+    3. v = round(2^32 z), ties to even: the record on the grid 2^-32;
+    4. the limbs high = round(v 2^-16) (ties to even) and low = v - 2^16 high
+       (|low| <= 2^15), exact integer arithmetic: 2^16 high is fl(2^32 v + R) - R with
+       R = 1.5 2^68, whose binade has the unit 2^16; K = [2^16 high, low, 1];
+    5. K K' (one BLAS call) holds every limb product and every limb sum, times 2^32,
+       2^16 or 1: exact, since a power-of-two multiple of integers below 2^52 (see
+       ExactStatistic, Notes) is summed exactly in any order; the powers of two are
+       divided out exactly, and the integers added into int64 totals that are moved into
+       Python integers long before they could overflow.
+
+    The result is the summed matrix [high, low, 1] [high, low, 1]' of the records, in the
+    layout of :func:`_from_limbs`.
+    """
+
+    def __init__(self, lo, hi, rows):
+        q = len(lo)
+        self.q, self.lo, self.hi = q, lo[:, None], hi[:, None]
+        self.scale = (unit_factor(lo, hi) * 2.0**GRID_BITS)[:, None]  # exact: a power of two
+        self.Z = np.empty((q, rows))
+        self.K = np.empty((2 * q + 1, rows))
+        self.K[2 * q] = 1.0
+        d = np.r_[np.full(q, 2.0**-_LIMB_BITS), np.ones(q + 1)]
+        self.unscale = np.outer(d, d)
+        self.total = np.zeros((2 * q + 1, 2 * q + 1), dtype=object)
+        self.acc = np.zeros((2 * q + 1, 2 * q + 1), dtype=np.int64)
+        self.acc_rows = self.n_clipped = self.n_bad = 0
+
+    def add(self, Xb, yb):
+        """Add a block of at most ``rows`` rows (X block of shape (m, p), y block of shape (m,))."""
+        m, q, one = len(yb), self.q, 2.0**GRID_BITS
+        Z = self.Z[:, :m] if m < self.Z.shape[1] else self.Z
+        K = self.K[:, :m] if m < self.K.shape[1] else self.K
+        with np.errstate(over="ignore"):  # x far outside the bounds: +-inf, capped below
+            np.subtract(Xb.T, self.lo[:-1], out=Z[:-1])  # the copy into the layout, and x - lo, in one pass
+            np.subtract(yb, self.lo[-1], out=Z[-1])
+            Z *= self.scale
+        Z -= one
+        low_end, high_end = Z.min(), Z.max()  # NaN propagates; inf and values beyond the bounds show here
+        if not (low_end >= -one and high_end <= one):  # read the raw values (a huge finite x can map to inf)
+            raw = np.empty_like(Z)
+            raw[:-1] = Xb.T
+            raw[-1] = yb
+            finite = np.isfinite(raw)
+            if not finite.all():
+                self.n_bad += raw.size - int(np.count_nonzero(finite))
+                raw[~finite] = Z[~finite] = 0.0  # reported by the caller; keeps the sums finite
+            self.n_clipped += int(np.count_nonzero(raw < self.lo)) + int(np.count_nonzero(raw > self.hi))
+            np.clip(Z, -one, one, out=Z)  # an overflow to +-inf (x far outside) is capped too
+        np.rint(Z, out=Z)  # v 2^32: the record on the grid 2^-32, ties to even
+        top, low = K[:q], K[q : 2 * q]
+        np.add(Z, _ROUNDER, out=top)  # fl(v 2^32 + 1.5 2^68): the binade's unit is 2^16
+        top -= _ROUNDER  # 2^16 high, high = round(v 2^16), ties to even: exact
+        np.subtract(Z, top, out=low)  # v 2^32 = 2^16 high + low, |low| <= 2^15: exact
+        G = K @ K.T  # exact: 2^32, 2^16 or 1 times integers below 2^52 (scaled sums are exact)
+        G *= self.unscale  # the powers of two out: the limb Gram matrix [high, low, 1] [high, low, 1]'
+        self.acc += G.astype(np.int64)
+        self.acc_rows += m
+        if self.acc_rows >= _FLUSH_ROWS:
+            self.flush()
+
+    def flush(self):
+        """Move the int64 totals into the Python-integer ones (before 2^63 could be reached)."""
+        self.total = self.total + self.acc.astype(object)
+        self.acc[:] = 0
+        self.acc_rows = 0
 
 
 def _block_partials(Xb, yb, lo, hi):
     """(limb Gram matrix as Python ints, n, n_clipped, n_nonfinite) of one row block of any size.
 
-    Sub-blocks of at most 2^20 rows are exact in binary64; they are added as Python ints.
+    Sub-blocks of at most 2^20 rows are exact in binary64 (:class:`_LimbKernel`); their
+    integer totals are added exactly.
     """
     Xb = np.asarray(Xb, dtype=float)
     yb = np.asarray(yb, dtype=float).reshape(-1)
     if len(Xb) != len(yb):
         raise ValueError(f"Row blocks of X and y must line up. Got blocks of {len(Xb)} and {len(yb)} rows instead.")
     Xb = Xb.reshape(len(yb), -1)
-    q = len(lo)
-    total = np.zeros((2 * q + 1, 2 * q + 1), dtype=object)
-    n_clipped = n_bad = 0
-    rows = min(_BLOCK_ROWS, _EXACT_ROWS)
+    rows = max(1, min(_BLOCK_ROWS, _EXACT_ROWS, len(yb)))
+    kernel = _LimbKernel(lo, hi, rows)
     for start in range(0, len(yb), rows):
-        G, c, b = _limb_gram(Xb[start : start + rows], yb[start : start + rows], lo, hi)
-        total = total + G.astype(np.int64).astype(object)  # exact: integers below 2^52
-        n_clipped += c
-        n_bad += b
-    return total, len(yb), n_clipped, n_bad
+        kernel.add(Xb[start : start + rows], yb[start : start + rows])
+    kernel.flush()
+    return kernel.total, len(yb), kernel.n_clipped, kernel.n_bad
 
 
 def _from_limbs(total, q):
@@ -456,18 +492,32 @@ def _from_limbs(total, q):
     return ExactStatistic(gram, sums, int(total[2 * q, 2 * q]))
 
 
-def _check_finite(n_nonfinite, owner):
-    if n_nonfinite:
-        raise ValueError(
-            f"Input X or y of {owner} contains {n_nonfinite} NaN or infinite value(s). "
-            "Drop or impute them first: clipping cannot place a missing value."
-        )
+def _check_finite(n_nonfinite, owner, X, y):
+    """Refuse NaN and inf, which the kernel found (``n_nonfinite``), naming the input that holds them.
+
+    Only on that error path are the inputs read again, to count (for the curator) what
+    each holds.
+    """
+    if not n_nonfinite:
+        return
+    for name, data in (("X", X), ("y", y)):
+        if is_dask(data):
+            import dask
+
+            data = data.to_dask_array(lengths=True) if hasattr(data, "to_dask_array") else data
+            nans, infs = dask.compute(dask.array.isnan(data).sum(), dask.array.isinf(data).sum())
+        else:
+            with numeric_input(owner, **{name: data}):
+                data = np.asarray(data, dtype=float)
+            nans, infs = np.isnan(data).sum(), np.isinf(data).sum()
+        refuse_nonfinite(int(nans), int(infs), owner, name)
+    raise ValueError(f"Input X or y of {owner} contains {n_nonfinite} NaN or infinite value(s).")  # not reached
 
 
 def _numpy_partials(X, y, lo, hi, owner):
     """(ExactStatistic, n_clipped) of numpy X, y (blocks of bounded memory)."""
     total, _, n_clipped, n_bad = _block_partials(X, y, lo, hi)
-    _check_finite(n_bad, owner)
+    _check_finite(n_bad, owner, X, y)
     return _from_limbs(total, len(lo)), n_clipped
 
 
@@ -486,7 +536,7 @@ def _as_numpy(X, y, p, owner):
 
 
 def _n_columns(X):
-    if is_dask_collection(X):
+    if is_dask(X):
         return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
     shape = np.shape(X)
     if len(shape) != 2:
@@ -498,7 +548,7 @@ def _dask_blocks(X, y, owner):
     """Pairs of delayed row blocks (X_b, y_b) that line up."""
     import dask.array as da
 
-    frames = [is_dask_collection(v) and not isinstance(v, da.Array) for v in (X, y)]
+    frames = [is_dask(v) and not isinstance(v, da.Array) for v in (X, y)]
     # optimize_graph=False keeps the original task keys, so blocks that X and y
     # share upstream (e.g. generated together) are computed once, not twice.
     if all(frames) and X.npartitions == y.npartitions:
@@ -528,7 +578,7 @@ def _dask_blocks(X, y, owner):
 def _check_dask_numeric(owner, **arrays):
     """Refuse a Dask input of a non-numeric dtype before computing: numpy's error would quote a value."""
     for name, v in arrays.items():
-        if not is_dask_collection(v):
+        if not is_dask(v):
             continue
         dt = getattr(v, "dtypes", None)  # a frame's dtypes, a Series' one dtype; arrays have dtype only
         dtypes = [v.dtype] if dt is None else [dt] if hasattr(dt, "kind") else list(dt)
@@ -548,7 +598,7 @@ def _dask_partials(X, y, lo, hi, owner):
     parts = [dask.delayed(_block_partials)(xb, yb, lo, hi) for xb, yb in _dask_blocks(X, y, owner)]
     total = dask.delayed(_sum_partials)(parts, len(lo))
     G, n, n_clipped, n_bad = dask.compute(total)[0]
-    _check_finite(n_bad, owner)
+    _check_finite(n_bad, owner, X, y)
     exact = _from_limbs(G, len(lo))
     if exact.n_samples != n:  # the ones row counts the rows: a consistency check
         raise RuntimeError(f"{owner}: {exact.n_samples} rows summed but {n} seen.")

@@ -188,8 +188,9 @@ def _random_bits(n, rng):
 
 
 # -- Bernoulli(exp(-gamma)) ----------------------------------------------------------
+@functools.lru_cache(maxsize=256)
 def _batch_rounds(bmax, cap):
-    """Largest m <= cap with bmax^m m! <= 2^63 - 1 (at least 1)."""
+    """Largest m <= cap with bmax^m m! <= 2^63 - 1 (at least 1); kept per (bmax, cap)."""
     m = 1
     while m < cap and bmax ** (m + 1) * math.factorial(m + 1) <= INT64_MAX:
         m += 1
@@ -212,8 +213,9 @@ def _continue_alg1(a, b, j, rng):
     """Finish CKS Algorithm 1 (gamma = a/b) for entries whose rounds 1..j-1 succeeded: whether K is odd."""
     out = np.empty(a.shape, dtype=bool)
     rest = np.arange(a.size)
+    scalar_b = np.ndim(b) == 0
     while rest.size:
-        hit = _later_rounds(a[rest], b if np.ndim(b) == 0 else b[rest], j, rng)
+        hit = _later_rounds(a[rest], b if scalar_b else b[rest], j, rng)
         out[rest[~hit]] = j % 2 == 1  # stopped with K = j
         rest = rest[hit]
         j += 1
@@ -230,10 +232,21 @@ def _bernoulli_exp_frac(a, b, rng, cap=_MAX_BATCH):
     if n == 0:
         return np.empty(0, dtype=bool)
     scalar_b = np.ndim(b) == 0
-    b = np.int64(b) if scalar_b else np.asarray(b, dtype=np.int64)
-    m = _batch_rounds(int(np.max(b)), cap)
+    if scalar_b:  # a Python int: b^m m! <= 2^63 - 1, so every product below fits int64
+        b = int(b)
+        m = _batch_rounds(b, cap)
+    else:
+        b = np.asarray(b, dtype=np.int64)
+        m = _batch_rounds(int(b.max()), cap)
     span = b**m * math.factorial(m)
-    w = rng.integers(0, int(span), size=n) if scalar_b else _uniform_below(span, rng)
+    w = rng.integers(0, span, size=n) if scalar_b else _uniform_below(span, rng)
+    if m == 1:  # one round per uniform (b > 2^31.5, the dyadic rates): round 1 succeeds iff w < a
+        first = w < a
+        rest = first.nonzero()[0]
+        out = ~first
+        if rest.size:
+            out[rest] = _continue_alg1(a[rest], b if scalar_b else b[rest], 2, rng)
+        return out
     # count = number of leading successful rounds (capped at m): rounds 1..k succeed iff w < thr_k.
     count = np.zeros(n, dtype=np.int64)
     ak = np.ones(n, dtype=np.int64)
@@ -242,7 +255,7 @@ def _bernoulli_exp_frac(a, b, rng, cap=_MAX_BATCH):
         thr = ak * b ** (m - k) * (math.factorial(m) // math.factorial(k))
         count += w < thr
     out = count % 2 == 0  # K = count + 1 is odd
-    rest = np.flatnonzero(count == m)
+    rest = (count == m).nonzero()[0]
     if rest.size:
         out[rest] = _continue_alg1(a[rest], b if scalar_b else b[rest], m + 1, rng)
     return out
@@ -254,7 +267,7 @@ def _bernoulli_exp1(n, rng, rounds=_E1_ROUNDS):
     w = rng.integers(0, span, size=n)
     # Round 1 (probability 1/1) always succeeds, round k >= 2 iff w < span / k!; K = count + 1.
     out = (w < span // 2) & (w >= span // 6)  # exactly 2 successes: K = 3, odd
-    deep = np.flatnonzero(w < span // 6)  # 3 or more successes, probability 1/6
+    deep = (w < span // 6).nonzero()[0]  # 3 or more successes, probability 1/6
     if deep.size:
         wd = w[deep]
         count = np.full(deep.size, 3, dtype=np.int64)
@@ -271,7 +284,7 @@ def _geometric_e1(n, rng):
     """n draws of V with P(V = v) = (1 - e^-1) e^-v: successes of Bernoulli(e^-1) before a failure."""
     first = _bernoulli_exp1(n, rng)
     v = first.astype(np.int64)
-    alive = np.flatnonzero(first)
+    alive = first.nonzero()[0]
     while alive.size:
         alive = alive[_bernoulli_exp1(alive.size, rng)]
         v[alive] += 1
@@ -493,14 +506,14 @@ class _GeometricTable:
             eq = w == thr
             tie = eq if tie is None else tie | eq
         if tie.any():  # probability about 2^-w_bits per draw
-            for e in np.flatnonzero(tie):
+            for e in tie.nonzero()[0]:
                 q[e] = self._resolve_tie(int(w[e]), int(q[e]), rng)
         return q
 
     def sample(self, n, rng):
         """n draws of Q (int64)."""
         q = self.count(rng.integers(0, 2**64, size=n, dtype=np.uint64), rng).view(np.int64)
-        tail = np.flatnonzero(q >= self.qstar)
+        tail = (q >= self.qstar).nonzero()[0]
         if tail.size:  # memorylessness: Q = q* + a fresh Q
             q[tail] += self.sample(tail.size, rng)
         return q
@@ -554,8 +567,9 @@ def _tilted_block(s, tau, j, n, rng):
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def _block_bits(s, tau, cap=_MAX_BLOCK_BITS):
-    """Largest j in [0, cap] with s 2^j <= 2^(tau - _BLOCK_RATE_BITS) (0 if there is none)."""
+    """Largest j in [0, cap] with s 2^j <= 2^(tau - _BLOCK_RATE_BITS) (0 if there is none); kept per rate."""
     j = 0
     while j < cap and tau >= _BLOCK_RATE_BITS and s << (j + 1) <= 1 << (tau - _BLOCK_RATE_BITS):
         j += 1
@@ -600,6 +614,11 @@ def _signed(magnitudes, n, rng):
     return out
 
 
+def _joined(parts):
+    """The index arrays of ``parts`` end to end (the one array itself when there is one chunk)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def _fast_dyadic(s, tau, n, rng, signed):
     """n draws of G (or of the discrete Laplace if ``signed``) of rate s / 2^tau: G = R + 2^j Q.
 
@@ -636,34 +655,35 @@ def _fast_dyadic(s, tau, n, rng, signed):
         words = rng.integers(0, 2**64, size=stop - start, dtype=np.uint64)
         q = table.count(words, rng)
         if q.max() >= qstar:
-            tails.append(start + np.flatnonzero(q >= qstar))
+            tails.append(start + (q >= qstar).nonzero()[0])
         if j:
             q <<= np.uint64(j)
             q |= (words >> rshift) & rmask
-            low = np.flatnonzero((words & atop) == 0)
+            low = ((words & atop) == 0).nonzero()[0]
             if low.size:
                 lows.append(start + low)
         mag = q.view(np.int64)
         if signed:
             neg = -(words & _U64_ONE).view(np.int64)  # 0 or -1
-            z = np.flatnonzero((mag | (neg + 1)) == 0)  # G = 0 with the sign bit set: a negative zero
-            if z.size:
-                zeros.append(start + z)
+            if not mag.all():  # a zero magnitude (probability about the rate): is its sign bit set?
+                z = ((mag | (neg + 1)) == 0).nonzero()[0]  # G = 0 with the sign bit set: a negative zero
+                if z.size:
+                    zeros.append(start + z)
             mag ^= neg
             mag -= neg  # -G where the sign bit is set
         g[start:stop] = mag
     # Rare work, on signed values: |g| is the magnitude. A zero magnitude is never
     # touched below (it is no tail, and R = 0 passes Algorithm 1 at once).
     if tails:  # Q = q* + a fresh Q (memorylessness)
-        idx = np.concatenate(tails)
+        idx = _joined(tails)
         add = table.sample(idx.size, rng) << j
         g[idx] += np.where(g[idx] < 0, -add, add)
     if lows:
-        idx = np.concatenate(lows)
+        idx = _joined(lows)
         gi = g[idx]
         r = np.abs(gi) & ((1 << j) - 1)
         sr = r * s
-        hit = np.flatnonzero(rng.integers(0, 1 << (tau - _BLOCK_RATE_BITS), size=idx.size) < sr)
+        hit = (rng.integers(0, 1 << (tau - _BLOCK_RATE_BITS), size=idx.size) < sr).nonzero()[0]
         if hit.size:  # round 1 succeeded (K >= 2): finish Algorithm 1, redraw R where K is even
             redo = hit[~_continue_alg1(sr[hit], 1 << tau, 2, rng)]
             if redo.size:
@@ -671,11 +691,11 @@ def _fast_dyadic(s, tau, n, rng, signed):
                 neg = gi[redo] < 0  # R > 0 here, so the first proposal's sign is readable
                 g[idx[redo]] += np.where(neg, -delta, delta)
                 if signed:  # the redrawn R may be 0 with Q = 0: under a minus sign, a negative zero too
-                    z = np.flatnonzero(neg & (g[idx[redo]] == 0))
+                    z = (neg & (g[idx[redo]] == 0)).nonzero()[0]
                     if z.size:
                         zeros.append(idx[redo[z]])
     if zeros:  # a negative zero would count zero twice: redraw (probability below s / 2^(tau + 1))
-        idx = np.concatenate(zeros)
+        idx = _joined(zeros)
         g[idx] = _fast_dyadic(s, tau, idx.size, rng, True)
     return g
 

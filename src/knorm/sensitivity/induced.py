@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
 from knorm.geometry import CountBall, HistogramBall, LpBall, SumBall, VoteBall
 from knorm.sensitivity.reduction import AffineReduction
 from knorm.sensitivity.space import SensitivitySpace
@@ -62,6 +63,7 @@ def induced_space(ball):
     return space
 
 
+@fill_doc
 def sum_space(dim, l0_bound, *, neighbours="replace"):
     """Return the space of sums of records in [-1, 1]^dim with at most ``l0_bound`` non-zeros.
 
@@ -71,8 +73,7 @@ def sum_space(dim, l0_bound, *, neighbours="replace"):
         Number of coordinates d.
     l0_bound : int
         Largest number of non-zero entries of a record, k in [1, d].
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
 
     Returns
     -------
@@ -82,6 +83,7 @@ def sum_space(dim, l0_bound, *, neighbours="replace"):
     return induced_space(SumBall(dim, l0_bound, neighbours=neighbours))
 
 
+@fill_doc
 def count_space(dim, l0_bound, *, neighbours="replace"):
     """Return the space of counts where a record adds 1 to at most ``l0_bound`` of ``dim`` counts.
 
@@ -91,8 +93,7 @@ def count_space(dim, l0_bound, *, neighbours="replace"):
         Number of counts d.
     l0_bound : int
         Largest number of counts one record adds to, k in [1, d].
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
 
     Returns
     -------

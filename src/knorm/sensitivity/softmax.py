@@ -18,6 +18,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from knorm._docs import fill_doc
 from knorm._validation import check_dim
 from knorm.geometry.base import NormBall, Volume
 from knorm.geometry.lp import LpBall
@@ -342,6 +343,7 @@ def information_layout_weights(m, *, neighbours="replace"):
     return rows, cols, np.where(rows == cols, 2.0, off)
 
 
+@fill_doc
 def logistic_information_space(m, *, neighbours="replace"):
     """Return the sensitivity space of the binary logistic Fisher information at a public theta.
 
@@ -354,8 +356,7 @@ def logistic_information_space(m, *, neighbours="replace"):
     ----------
     m : int
         Dimension of theta (the intercept column counts).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
+    %(neighbours)s
 
     Returns
     -------

@@ -22,8 +22,9 @@ public and are echoed.
 from knorm.stats.counts import histogram, histogramdd, vote
 from knorm.stats.covariance import covariance, covariance_matrix, mean_and_covariance
 from knorm.stats.generic import release
+from knorm.stats.moments import moments, std, var
 from knorm.stats.quantiles import median, quantile
-from knorm.stats.summaries import count, mean, moments, std, sum, var
+from knorm.stats.sums import count, mean, sum
 
 __all__ = [
     "count",

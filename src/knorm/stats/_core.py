@@ -4,36 +4,24 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import check_bounds_scale, numeric_input, param_error, refuse_complex
-from knorm.exceptions import ClippingWarning
+from knorm._docs import fill_doc
+from knorm._ingest import as_columns, check_bounds, is_dask, n_records, scan, warn_clipping
+from knorm._validation import param_error
 from knorm.geometry import LpBall
 from knorm.mechanisms import choose_mechanism
 
 __all__ = [
-    "RecordSums",
-    "as_columns",
-    "check_bounds",
     "check_ddof",
     "check_neighbours",
-    "clip_count",
+    "ingest",
     "publish",
     "standard_box",
     "total",
 ]
-
-#: Fixed-point sums use the grid q = gamma / 2^FIXED_POINT_BITS (gamma: the release's lattice).
-FIXED_POINT_BITS = 20
-_INT64_ROOM = 2.0**62
-# Fixed-point sums are added in two int64 halves of 31 bits: at most this many records.
-_MAX_RECORDS = 1 << 31
-
-#: Warn the curator when more than this fraction of the values was clipped.
-CLIP_WARNING_FRACTION = 0.05
 
 
 def check_neighbours(neighbours, owner):
@@ -55,27 +43,6 @@ def check_ddof(ddof, n, owner):
         rule = "an int >= 0" if n is None else f"an int in the range [0, {n - 1}] (below the number of records n = {n})"
         raise param_error("ddof", owner, rule, ddof)
     return int(ddof)
-
-
-def check_bounds(bounds, p, owner, name="bounds"):
-    """Return declared (lower, upper) arrays of length ``p``, finite with lower < upper.
-
-    Bounds are part of the privacy guarantee: they come from the data's declared domain,
-    never from the data.
-    """
-    rule = "a pair (lower, upper) of finite numbers (or arrays, one entry per column) with lower < upper"
-    if bounds is None:
-        raise param_error(name, owner, rule + ", declared from the data's domain (never read from the data)", None)
-    try:
-        lo, hi = bounds
-        lo = np.broadcast_to(np.asarray(lo, dtype=float), (p,)).copy()
-        hi = np.broadcast_to(np.asarray(hi, dtype=float), (p,)).copy()
-    except (TypeError, ValueError):
-        raise param_error(name, owner, rule, bounds) from None
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
-        raise param_error(name, owner, rule, bounds)
-    check_bounds_scale(lo, hi, name, owner)
-    return lo, hi
 
 
 def standard_box(lo, hi):
@@ -107,203 +74,13 @@ def standard_box(lo, hi):
     return c, a
 
 
-def _is_dask(obj):
-    return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
-
-
-def as_columns(x, owner, name="x", *, ndim=None):
-    """Return ``x`` as a 2-D float array of shape (n, p) (numpy) or a 2-D Dask array.
-
-    Accepts numpy arrays, lists, pandas Series and DataFrames, and Dask arrays, Series and
-    DataFrames. NaN is refused (nothing is silently dropped); so is an empty column.
-    """
-    refuse_complex(x, name, owner)
-    if _is_dask(x):
-        return _dask_columns(x, owner, name)
-    with numeric_input(owner, TypeError, **{name: x}):
-        arr = np.asarray(x, dtype=float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or (ndim is not None and np.ndim(x) != ndim):
-        raise param_error(name, owner, f"a {ndim or '1-D or 2-'}D array of numbers", f"shape {np.shape(x)}")
-    if arr.shape[0] == 0:
-        raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
-    if arr.shape[1] == 0:
-        raise param_error(name, owner, "an array with at least one column", f"shape {np.shape(x)}")
-    _refuse_nan(int(np.isnan(arr).sum()), int(np.isinf(arr).sum()), owner, name)
-    return arr
-
-
-def _refuse_nan(count, infinite, owner, name):
-    if count:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must not hold NaN: drop or impute the missing values first "
-            f"(nothing is dropped silently). Got {count} NaN value(s) instead."
-        )
-    if infinite:  # clipping inf to a bound would hide a data error
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must hold finite values: inf is not clipped silently. "
-            f"Got {infinite} infinite value(s) instead."
-        )
-
-
-def _dask_columns(x, owner, name):
-    """The Dask branch of :func:`as_columns`: the same rules, checked in one pass over the data."""
-    import dask
-    import dask.array as da
-
-    if hasattr(x, "to_dask_array"):  # a Dask Series or DataFrame: refuse text before converting it
-        dtypes = [x.dtype] if x.ndim == 1 else list(x.dtypes)  # a Series: .dtype (dask 2024.1 has no .dtypes)
-        bad = [dt for dt in dtypes if getattr(dt, "kind", "O") not in "biuf"]
-        if bad:
-            raise param_error(name, owner, "an array of real numbers", f"a Dask column of dtype {bad[0]}", TypeError)
-        x = x.to_dask_array(lengths=True)
-    arr = x
-    if not isinstance(arr, da.Array) or arr.ndim not in (1, 2):
-        raise param_error(name, owner, "a 1-D or 2-D array of numbers", type(x).__name__, TypeError)
-    if arr.dtype.kind not in "biuf":  # astype(float) would fail only later, inside compute
-        raise param_error(name, owner, "an array of real numbers", f"a Dask array of dtype {arr.dtype}", TypeError)
-    arr = arr.astype(float)
-    arr = arr[:, None] if arr.ndim == 1 else arr
-    if arr.shape[1] == 0:
-        raise param_error(name, owner, "an array with at least one column", f"shape {arr.shape}")
-    rows, nans, infs = dask.compute(
-        arr.shape[0] if isinstance(arr.shape[0], int) else arr[:, 0].size, da.isnan(arr).sum(), da.isinf(arr).sum()
-    )
-    if int(rows) == 0:
-        raise param_error(name, owner, "a non-empty array (at least one record)", "an empty array")
-    _refuse_nan(int(nans), int(infs), owner, name)
-    return arr
-
-
-def clip_count(arr, lo, hi, owner):
-    """Return (arr clipped to [lo, hi], the number of clipped entries), warning above 5%.
-
-    The count is for the curator and is not stored in any release.
-    """
-    outside = (arr < lo) | (arr > hi)
-    count = outside.sum()
-    count = int(count.compute() if _is_dask(count) else count)
-    total = int(np.prod(arr.shape)) if not _is_dask(arr) else int(arr.size)
-    if total and count / total > CLIP_WARNING_FRACTION:
-        warnings.warn(
-            f"{owner}: {count / total:.1%} of the values were outside the declared bounds and were clipped (more "
-            f"than {CLIP_WARNING_FRACTION:.0%}). The release is private, but biased: declare bounds that cover the "
-            "data's domain. This message is for the curator and is not stored.",
-            ClippingWarning,
-            stacklevel=3,
-        )
-    return (arr.clip(lo, hi) if _is_dask(arr) else np.clip(arr, lo, hi)), count
-
-
 def total(values):
     """Return the column sums of per-record values (numpy or Dask), as a float array."""
     s = values.sum(axis=0)
-    return np.asarray(s.compute() if _is_dask(s) else s, dtype=float)
+    return np.asarray(s.compute() if is_dask(s) else s, dtype=float)
 
 
-class RecordSums:
-    """A statistic sum_i t(x_i), kept as per-record columns until the release's lattice is known.
-
-    Parameters
-    ----------
-    *parts : RecordSums.exact(values) or (rows, magnitude, exact)
-        In coordinate order: exact coordinates (such as the count n), or per-record values
-        ``rows`` (numpy or Dask, shape (n,) or (n, k)) whose column sums are the next
-        coordinates, with a public bound ``magnitude`` on |t_j(x)| over the declared
-        domain and whether the rows are exact (clipped data) or computed in binary64
-        (products, rounded once).
-
-    Notes
-    -----
-    On a lattice release of spacing gamma (:meth:`on_lattice`), each record is rounded
-    to the fine grid q = gamma 2^-20, the integers are added exactly in int64 (any order,
-    any blocking: the float-sum hazard of Casacuberta et al. 2022 is gone), and the sum is
-    rounded to gamma in integer arithmetic. Neighbours then differ by d with
-    |d_j - u_j| <= q_j + 2^-52 magnitude_j (per-record rounding, and the product's one
-    rounding when inexact) for some u in S_T, so ||d||_K <= Delta + e with
-    e = sum_j (q_j + 2^-52 magnitude_j) ||e_j||_K (triangle inequality): the mechanism
-    covers Delta + e (``KNormMechanism(computation_error=e)``), about 1e-8 of Delta.
-    """
-
-    #: Appended to the Release's sampler on a lattice release.
-    note = f"sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})"
-
-    def __init__(self, *parts):
-        self.parts = parts
-
-    @staticmethod
-    def exact(values):
-        """Mark ``values`` as exact coordinates (taken as they are)."""
-        return ("exact", np.atleast_1d(np.asarray(values, dtype=float)))
-
-    def _blocks(self):
-        at = 0
-        for part in self.parts:
-            if isinstance(part[0], str):  # ("exact", values)
-                yield at, part[1], None, True
-                at += len(part[1])
-                continue
-            rows, magnitude, exact = part
-            rows = rows[:, None] if rows.ndim == 1 else rows
-            yield at, rows, np.broadcast_to(np.asarray(magnitude, dtype=float), (rows.shape[1],)), exact
-            at += rows.shape[1]
-
-    def resolve(self):
-        """Return the statistic as binary64 column sums (continuous or non-private releases)."""
-        return np.concatenate([rows if mag is None else total(rows) for _, rows, mag, _ in self._blocks()])
-
-    def on_lattice(self, spacing, ball):
-        """Return (the statistic rounded to ``spacing``, exactly; the certified computation error e)."""
-        gamma = np.asarray(spacing, dtype=float)
-        q = np.ldexp(gamma, -FIXED_POINT_BITS)
-        out, err = [], np.zeros(len(gamma))
-        for at, rows, mag, exact in self._blocks():
-            k = len(rows) if mag is None else rows.shape[1]
-            g, qq = gamma[at : at + k], q[at : at + k]
-            if mag is None:  # exact coordinates: the release rounds them
-                out.append(rows)
-                continue
-            if float(np.max(mag / qq)) >= _INT64_ROOM:  # public: the domain, the lattice (epsilon)
-                raise ValueError(
-                    f"The 'epsilon' parameter of knorm.stats is too large for exact fixed-point sums: its lattice "
-                    f"(gamma = {g.tolist()}) is so fine that one record's value, up to {mag.tolist()}, is 2^62 "
-                    "grid steps or more. Use a smaller epsilon (the default lattice halves with each doubling of "
-                    "epsilon above 1), or sampler='continuous' where the estimator offers it."
-                )
-            n = n_records(rows)
-            if n >= _MAX_RECORDS:
-                raise ValueError(
-                    f"knorm.stats: {n} records exceed the exact int64 range of the fixed-point sums (at most "
-                    f"2^{_MAX_RECORDS.bit_length() - 1}): split the data and release parts separately."
-                )
-            units = (rows / qq).round().astype(np.int64)  # q a power of two: exact division, |units| < 2^62
-            # Sums in two int64 halves (each below n 2^31 < 2^63), joined in Python integers: exact for any
-            # record value on the grid, whatever n (a one-part int64 sum overflowed at epsilon = 1e9).
-            high, low = units >> 31, units & ((1 << 31) - 1)
-            parts = [high.sum(axis=0), low.sum(axis=0)]
-            parts = [np.asarray(v.compute() if _is_dask(v) else v, dtype=np.int64) for v in parts]
-            scale = 1 << FIXED_POINT_BITS
-            rounded = []
-            for hi_sum, lo_sum in zip(parts[0].tolist(), parts[1].tolist()):
-                q_j, rest = divmod((hi_sum << 31) + lo_sum, scale)
-                half = scale >> 1
-                rounded.append(q_j + (rest > half or (rest == half and q_j % 2 == 1)))  # half to even
-            # exact doubles below 2^53 (the release refuses 2^52 and above)
-            out.append(np.array([float(v) for v in rounded]) * g)
-            err[at : at + k] = qq + (0.0 if exact else 2.0**-52) * mag
-        axes = np.asarray(ball.norm(np.eye(len(gamma))), dtype=float)
-        return np.concatenate(out), float(np.sum(err * axes)) * (1 + 1e-9)
-
-
-def n_records(arr):
-    """Return the number of records (rows) of a numpy or Dask array."""
-    n = arr.shape[0]
-    if isinstance(n, numbers.Integral):
-        return int(n)
-    return int(arr.map_blocks(lambda b: np.array([len(b)]), chunks=(1,)).sum().compute())
-
-
+@fill_doc
 def publish(
     value,
     candidates,
@@ -324,15 +101,15 @@ def publish(
 
     Parameters
     ----------
-    value : ndarray or RecordSums
-        The statistic (in the candidates' coordinates). A :class:`RecordSums` is summed
+    value : ndarray or ExactSums
+        The statistic (in the candidates' coordinates). An exact statistic (such as
+        :class:`~knorm._exact.RecordSums`) is summed
         once the mechanism is chosen: in exact fixed point on a lattice release.
     candidates : dict of str to NormBall
         The balls to rank; 'l1' is added for the gain if absent.
     space : SensitivitySpace
         The statistic's sensitivity space: it certifies every candidate's sensitivity.
-    epsilon : float
-        The budget.
+    %(epsilon)s
     rng, accountant, label, names, owner
         As for :meth:`knorm.mechanisms.KNormMechanism.release`.
     key : hashable, optional
@@ -384,3 +161,20 @@ def finite_or_nan(x):
     """Return float(x), or nan for values that are not finite."""
     x = float(x)
     return x if math.isfinite(x) else math.nan
+
+
+def ingest(x, bounds, owner, *, one_column=False):
+    """The door of a bounded statistic: (x as columns, lower, upper, how many values lie outside).
+
+    Checks the data (:func:`knorm._ingest.as_columns`), the declared bounds, and counts the
+    values outside them in the same pass that refuses NaN and inf (:func:`knorm._ingest.scan`;
+    the curator is warned above 5%). The data is not copied: the private code clips it
+    block by block where it reads it (:class:`knorm._exact.Records`).
+    """
+    X = as_columns(x, owner, finite=False)
+    if one_column and X.shape[1] != 1:
+        raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {X.shape[1]} columns instead.")
+    lo, hi = check_bounds(bounds, X.shape[1], owner)
+    outside = scan(X, lo, hi, owner, warn=False)
+    warn_clipping(outside, n_records(X) * X.shape[1], owner)  # points at the caller of the public function
+    return X, lo, hi, outside

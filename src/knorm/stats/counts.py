@@ -6,10 +6,12 @@ import math
 
 import numpy as np
 
+from knorm._docs import fill_doc
+from knorm._ingest import as_columns, clip_count, is_dask, n_records
 from knorm._validation import check_positive
 from knorm.geometry import LpBall
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
-from knorm.stats._core import as_columns, check_neighbours, clip_count, n_records, publish, total
+from knorm.stats._core import check_neighbours, publish, total
 from knorm.stats._transforms import Expand
 
 __all__ = ["histogram", "histogramdd", "vote"]
@@ -33,7 +35,7 @@ def _bin_indices(A, edge_list, owner):
     lo = np.array([e[0] for e in edge_list])
     hi = np.array([e[-1] for e in edge_list])
     A, _ = clip_count(A, lo, hi, owner)
-    A = np.asarray(A.compute() if hasattr(A, "compute") else A)
+    A = np.asarray(A.compute() if is_dask(A) else A)
     idx = np.zeros(len(A), dtype=np.int64)
     for j, edges in enumerate(edge_list):
         cell = np.clip(np.searchsorted(edges, A[:, j], side="right") - 1, 0, len(edges) - 2)
@@ -83,6 +85,7 @@ def _l1_dual(c):
     return np.abs(np.atleast_2d(c)).max(axis=1)
 
 
+@fill_doc
 def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the counts of one column over declared bins.
 
@@ -94,16 +97,8 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
         The bin edges, strictly increasing, declared from the data's domain (never read from
         the data). Values outside them go to the first or last bin (counted, and the curator
         warned above 5%).
-    epsilon : float
-        The budget, in (0, inf).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    label : str, optional
-        What is released.
+    %(epsilon)s
+    %(release_options)s
 
     Returns
     -------
@@ -155,6 +150,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     )
 
 
+@fill_doc
 def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the counts of the cells of a grid over p columns.
 
@@ -164,20 +160,8 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
         The data.
     bins : sequence of p array_like
         The declared edges of each column (see :func:`histogram`).
-    epsilon : float
-        The budget, in (0, inf).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(epsilon)s
+    %(release_options)s
 
     Returns
     -------
@@ -223,6 +207,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     )
 
 
+@fill_doc
 def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the Borda totals of an election: each voter scores the d candidates 0, ..., d - 1.
 
@@ -231,22 +216,12 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     scores : array_like of shape (n, d)
         One row per voter: a permutation of 0, ..., d - 1 (the Borda points given to each
         candidate). A row that is not a permutation is an error (the declared rule).
-    epsilon : float
-        The budget, in (0, inf).
+    %(epsilon)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours the totals sum to n d (d - 1) / 2, public: the first
         d - 1 are released with the exact permutohedron ball
         (:class:`~knorm.geometry.VoteBall`) and the last is rebuilt.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
-        Source of the noise (None: fresh OS entropy, the default for publishing). Any
-        other value is a fixed seed, identified by the state of the bit generator it
-        gives (``7``, ``[7]`` and an unused ``default_rng(7)`` are one seed): an
-        accountant refuses it a second time, and without one it warns. ``True`` and
-        ``False`` are refused.
-    label : str, optional
-        What is released.
+    %(charge_options)s
 
     Returns
     -------
@@ -269,7 +244,7 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(scores, owner, "scores")
-    A = np.asarray(A.compute() if hasattr(A, "compute") else A)
+    A = np.asarray(A.compute() if is_dask(A) else A)
     n, d = A.shape
     if d < 2:
         raise ValueError(

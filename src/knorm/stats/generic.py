@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from knorm._docs import fill_doc
+from knorm._exact import RecordSums
+from knorm._ingest import as_columns, clip_count
 from knorm._validation import check_positive
 from knorm.mechanisms import choose_mechanism
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import RecordSums, as_columns, check_neighbours, clip_count
+from knorm.stats._core import check_neighbours
 
 __all__ = ["release"]
 
 
+@fill_doc
 def release(statistic, data, domain=None, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
     """Release T = sum_i t(x_i) for a per-record map t and a declared record domain.
 
@@ -27,16 +31,8 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
         The declared record domain (never read from the data); a QuadraticStatistic carries
         its box. Records outside a box are clipped to it (counted; the curator is warned above
         5%); records outside a finite domain are an error.
-    epsilon : float
-        The budget, in (0, inf).
-    neighbours : {'replace', 'add_remove'}, default 'replace'
-        The neighbouring relation.
-    accountant : PrivacyAccountant, optional
-        Charged before the noise is drawn.
-    rng : None, int, SeedSequence or Generator
-        Source of the noise.
-    label : str, optional
-        What is released.
+    %(epsilon)s
+    %(release_options)s
 
     Returns
     -------

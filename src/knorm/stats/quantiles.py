@@ -18,9 +18,10 @@ from fractions import Fraction
 import numpy as np
 
 from knorm._docs import fill_doc
+from knorm._ingest import is_dask
 from knorm._validation import check_positive, param_error
 from knorm.mechanisms.exponential import ExponentialMechanism
-from knorm.stats._core import _is_dask, as_columns, check_bounds, check_neighbours, clip_count
+from knorm.stats._core import check_neighbours, ingest
 
 __all__ = ["median", "quantile"]
 
@@ -94,7 +95,7 @@ def _cell_counts(column, grid):
     with m_(j-1) < x <= m_j, m_j = (grid[j] + grid[j + 1]) / 2 (m_(-1) = -inf, m_(|C|-1) = +inf)."""
     m = len(grid)
     mids = grid[:-1] / 2 + grid[1:] / 2  # halves first: no overflow near the largest bounds
-    if _is_dask(column):
+    if is_dask(column):
         import dask.array as da
 
         idx = da.digitize(column, mids, right=True)
@@ -260,13 +261,11 @@ def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, lab
     levels_float, _ = _check_levels(q, owner)
     epsilon = check_positive(epsilon, "epsilon", owner)
     neighbours = check_neighbours(neighbours, owner)
-    X = as_columns(x, owner)
-    if X.shape[1] != 1:
-        raise param_error("x", owner, "one column (shape (n,) or (n, 1))", f"{X.shape[1]} columns")
-    (lo,), (hi,) = check_bounds(bounds, 1, owner)
+    X, (lo,), (hi,), _ = ingest(x, bounds, owner, one_column=True)  # values outside counted, the curator warned
     grid = _check_candidates(candidates, float(lo), float(hi), owner)
-    column, _ = clip_count(X[:, 0], lo, hi, owner)
-    counts = _cell_counts(column, grid)
+    # Clipping is implicit: the candidates lie in [lo, hi], so a value below lo (above hi) rounds to the
+    # first (last) candidate, as lo (hi) does.
+    counts = _cell_counts(X[:, 0], grid)
     if int(counts.sum()) >= _MAX_RECORDS:
         raise param_error("x", owner, "an array of fewer than 2^31 records (exact integer scores)", "2^31 or more")
     levels = [Fraction(v).limit_denominator(LEVEL_DENOMINATOR) for v in levels_float]

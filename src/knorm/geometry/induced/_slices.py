@@ -32,6 +32,9 @@ __all__ = ["capped_cube_counts", "sample_capped_cube", "capped_gauge", "top_k_su
 # Rows x dim per batch of the insertion sampler: its scattered per-row writes stay
 # in cache (a few MB), which is several times faster than one big batch.
 _BATCH_ENTRIES = 1 << 19
+# Up to this many rows, the insertion sampler runs row by row in Python (identical output):
+# about 60 us a row of 100 against a fixed 6 ms for the vectorised steps.
+_SCALAR_ROWS = 16
 
 
 @functools.lru_cache(maxsize=64)
@@ -101,7 +104,10 @@ def _permutations_with_descents(m, k, dim, rng):
     """Rows of a uniform permutation of [m_r] with c ~ A(m_r, c), c < k, descents.
 
     Returns an int array (n, dim): row r holds the permutation of 1..m_r in its
-    first m_r entries (values m_r + 1..dim follow in increasing order).
+    first m_r entries (values m_r + 1..dim follow in increasing order). Up to
+    ``_SCALAR_ROWS`` rows run the same steps row by row in Python (:func:`_rows_by_insertion`),
+    from the same uniforms, so the output is identical; the vectorised steps cost
+    about 15 array operations per insertion, 6 ms for one row of 100 (issue 22).
     """
     n = len(m)
     p_add, cdf = _eulerian_tables(dim, k)
@@ -111,6 +117,11 @@ def _permutations_with_descents(m, k, dim, rng):
     active = np.searchsorted(-m, -np.arange(dim + 1), side="right")  # rows with m >= i
     c = np.count_nonzero(cdf[m] < rng.random((n, 1)), axis=1)
     u = rng.random((dim + 1, n))
+    if n <= _SCALAR_ROWS:
+        perm = _rows_by_insertion(m, c, u, rng.random((dim + 1, n)), _p_add_rows(dim, k), dim)
+        out = np.empty_like(perm)
+        out[order] = perm
+        return out
     grows = np.zeros((dim + 1, n), dtype=bool)
     for i in range(dim, 1, -1):
         a = active[i]
@@ -157,6 +168,58 @@ def _permutations_with_descents(m, k, dim, rng):
     out = np.empty_like(perm)
     out[order] = perm
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _p_add_rows(dim, k):
+    """``p_add`` of :func:`_eulerian_tables` as nested lists of floats (the same doubles)."""
+    return _eulerian_tables(dim, k)[0].tolist()
+
+
+def _rows_by_insertion(m, c, u, v, p_add, dim):
+    """The steps of :func:`_permutations_with_descents`, row by row in Python (few rows).
+
+    ``m`` (sorted decreasing), ``c`` (the slices), ``u`` (backward pass) and ``v`` (forward
+    pass) are the vectorised path's own draws, used in the same way: descent tops and ascent
+    bottoms as unordered lists, a successor list, the last element, and slot
+    r = floor(v (count + 1)) (a listed slot if r < count, else the front or the end).
+    """
+    n = len(m)
+    perm = np.empty((n, dim), dtype=np.int32)
+    us, vs, cs = u.T.tolist(), v.T.tolist(), c.tolist()
+    for row in range(n):
+        mr, cr, ur, vr = int(m[row]), cs[row], us[row], vs[row]
+        grows = [False] * (dim + 1)
+        for i in range(mr, 1, -1):  # backward: does inserting i add a descent?
+            g = ur[i] < p_add[i][cr]
+            grows[i] = g
+            cr -= g
+        tops: list = []
+        bottoms: list = []
+        last = 1
+        nxt = [-1] * (dim + 1)  # successor of each value; 0 is the head
+        nxt[0] = 1
+        for i in range(2, mr + 1):
+            if grows[i]:  # after an ascent bottom, or at the front: i is a new descent top
+                r = int(vr[i] * (len(bottoms) + 1))
+                anchor = bottoms[r] if r < len(bottoms) else 0
+                tops.append(i)
+            else:  # right after a descent top (which i replaces), or at the end (i becomes the last)
+                r = int(vr[i] * (len(tops) + 1))
+                if r < len(tops):
+                    anchor, tops[r] = tops[r], i
+                else:
+                    anchor, last = last, i
+                bottoms.append(anchor)  # anchor < i: a new ascent bottom
+            nxt[i] = nxt[anchor]
+            nxt[anchor] = i
+        seq, cur = [], nxt[0]
+        while cur != -1:
+            seq.append(cur)
+            cur = nxt[cur]
+        perm[row, :mr] = seq
+        perm[row, mr:] = np.arange(mr + 1, dim + 1)
+    return perm
 
 
 def sample_capped_cube(m, k, dim, rng):

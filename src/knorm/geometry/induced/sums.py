@@ -89,6 +89,9 @@ class SumBall(InducedBall):
         self.stat_dim = self.dim
         self._volume_method = "closed form (Irwin-Hall / Eulerian numbers, exact rational)"
 
+    def _cache_key(self):
+        return ("SumBall", self.dim, self.l0_bound, self.neighbours)
+
     def _gauge(self, u):
         return (capped_gauge(u, self.l0_bound) / self.radius)[()]
 

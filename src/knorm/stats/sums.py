@@ -1,0 +1,322 @@
+"""Private sums, counts and means, each through the exact hull of its sensitivity space.
+
+Every function takes the data (numpy, pandas or Dask), declared ``bounds`` (never read from
+the data), ``epsilon``, ``accountant=``, ``rng=`` and ``neighbours=``, and returns a
+:class:`~knorm.mechanisms.Release`: the released statistic, or a post-processing of it
+(a mean from a sum) whose ``parent`` is the raw release, with intervals from the public
+noise law (:meth:`~knorm.mechanisms.Release.conf_int`) and the gain over Laplace in
+epsilon terms (``gain``).
+
+Each public function checks its inputs once (:func:`~knorm.stats._core.ingest`) and hands
+them to the private release below, which trusts them: the data is read once more, block
+by block, when the sums are made (:class:`knorm._exact.RecordSums`), with no copy of it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+
+import numpy as np
+
+from knorm._docs import fill_doc
+from knorm._exact import Records, RecordSums
+from knorm._ingest import as_columns, is_dask, n_records, row_blocks
+from knorm._validation import check_positive
+from knorm.geometry import LinearImage
+from knorm.sensitivity import SensitivitySpace, count_space, sum_space
+from knorm.stats._core import check_neighbours, ingest, publish, total
+from knorm.stats._linear import ScaledSupport, check_l0_bound, count_sum_ball, linear_space, sum_ball
+from knorm.stats._transforms import MeanFromSums
+
+__all__ = ["count", "mean", "sum"]
+
+
+@fill_doc
+def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=None, rng=None, label=None):
+    """Release the sum of each column of ``x``, clipped to declared bounds.
+
+    Parameters
+    ----------
+    x : array_like of shape (n,) or (n, p)
+        The data: numpy, pandas or Dask.
+    bounds : pair (lower, upper)
+        The declared domain of each column (scalars or arrays of length p).
+    %(epsilon)s
+    l0_bound : int, optional
+        At most this many non-zero entries per record (Joseph & Yu's sum): the bounds must
+        then be symmetric, [-b, b], and the exact ball is their sum ball.
+    %(release_options)s
+
+    Returns
+    -------
+    Release
+        The noisy sums, released with the exact hull of the sensitivity space: the box of
+        the column widths under replace-one neighbours (paper Theorem "Optimal K-mech"), the
+        hull of the box and its mirror under add/remove (exact up to 10 columns; beyond, the
+        symmetric box of max(|lo|, |hi|), which contains S_T and is the hull when the
+        bounds are symmetric).
+
+    Notes
+    -----
+    Values outside the bounds are clipped (counted, and the curator warned above 5%).
+    The sensitivity space has a closed-form support function (h(c) = sum_j |c_j| (hi_j -
+    lo_j) under replace-one neighbours), so nothing enumerates the 2^p corners of the box:
+    any number of columns works.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> release = sum(np.arange(10.0), (0, 10), epsilon=1.0, rng=0)
+    >>> release.names, release.ball_name, round(release.gain, 3)
+    (('sum x1',), 'box hull', 1.0)
+    """
+    owner = "knorm.stats.sum"
+    epsilon = check_positive(epsilon, "epsilon", owner)
+    neighbours = check_neighbours(neighbours, owner)
+    X, lo, hi, outside = ingest(x, bounds, owner)
+    if l0_bound is not None:
+        l0_bound = check_l0_bound(l0_bound, X.shape[1], owner)
+        _check_l0_data(X, lo, hi, l0_bound, owner)
+    return _release_sum(X, lo, hi, outside, epsilon, neighbours, l0_bound, accountant, rng, label or "sum", owner)
+
+
+def _check_l0_data(X, lo, hi, l0_bound, owner):
+    """Refuse bounds that are not symmetric, and records with more than ``l0_bound`` non-zero entries."""
+    if not np.allclose(lo, -hi):
+        raise ValueError(
+            f"The 'bounds' parameter of {owner} must be symmetric, [-b, b], with l0_bound (a record's zero entries "
+            f"are its 'absent' ones). Got lower={lo.tolist()}, upper={hi.tolist()} instead."
+        )
+    # Clipping to [-b, b] keeps zeros zero and non-zeros non-zero: the raw data is checked.
+    if not _rows_within(X, l0_bound, lambda b: b != 0):
+        # The ball is certified only for records with <= k non-zeros: refuse, never release.
+        raise ValueError(
+            f"The 'x' parameter of {owner} must have at most l0_bound = {l0_bound} non-zero entries per record "
+            "(the declared rule). Got records with more instead."
+        )
+
+
+def _release_sum(X, lo, hi, outside, epsilon, neighbours, l0_bound, accountant, rng, label, owner):
+    """The release of :func:`sum` for inputs checked at the door (``outside``: values to clip)."""
+    p = X.shape[1]
+    value = RecordSums((Records(X, lo, hi, clip=outside > 0), np.maximum(np.abs(lo), np.abs(hi)), True))
+    names = tuple(f"sum x{j + 1}" for j in range(p))
+    if l0_bound is not None:
+        space, ball = _l0_sum_space(tuple(hi.tolist()), l0_bound, neighbours)
+        return publish(
+            value,
+            {"sum ball": ball},
+            space,
+            epsilon,
+            rng=rng,
+            accountant=accountant,
+            label=label,
+            names=names,
+            owner=owner,
+            key=("sum ball", tuple(hi.tolist()), l0_bound, neighbours),
+        )
+    space, _ = linear_space(lo, hi, neighbours)
+    ball = sum_ball(lo, hi, neighbours)
+    space.register_exact(ball, 1.0, "the hull of S_T (box differences)" if neighbours == "replace" else "contains S_T")
+    return publish(
+        value,
+        {ball.name: ball},  # the hull, or the symmetric box: inside Delta_inf B_inf, so linf never beats it
+        space,
+        epsilon,
+        rng=rng,
+        accountant=accountant,
+        label=label,
+        names=names,
+        owner=owner,
+        key=("sum", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
+    )
+
+
+@fill_doc
+def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None, rng=None, label=None):
+    """Release counts: the number of ones in each column of a 0/1 array.
+
+    Parameters
+    ----------
+    x : array_like of shape (n,) or (n, d)
+        0/1 (or boolean) indicators: each record adds 1 to the counts where it has a 1. To
+        count the records themselves under add/remove neighbours, pass ``np.ones(n)``.
+    %(epsilon)s
+    l0_bound : int, optional
+        The largest number of counts one record adds to (Joseph & Yu's count); by default d.
+        A record with more ones is an error, whatever the data (the rule is declared).
+    neighbours : {'add_remove', 'replace'}, default 'add_remove'
+        The neighbouring relation (the number of records is public under replace-one).
+    %(charge_options)s
+
+    Returns
+    -------
+    Release
+        The noisy counts, int64, with exact integer noise on Z^d (never continuous): the exact
+        count ball of Joseph & Yu (2023) as a rational polytope sampled by exact rejection (for
+        d = 1, the discrete Laplace: the geometric mechanism); where that polytope is too large
+        or accepts too rarely, the first lattice-capable ball in the volume order (l_inf or l1),
+        and ``sampler`` states the switch and its cost in epsilon. An epsilon with
+        epsilon / Delta below 2^-46 is refused; above 64 the rate is rounded down to 64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> release = count(np.ones(100), epsilon=1.0, rng=0)
+    >>> release.names, release.sensitivity.value
+    (('count 1',), 1.0)
+    """
+    owner = "knorm.stats.count"
+    epsilon = check_positive(epsilon, "epsilon", owner)
+    neighbours = check_neighbours(neighbours, owner)
+    X = as_columns(x, owner, finite=False)  # 0/1 indicators are finite: one check covers both
+    d = X.shape[1]
+    l0_bound = d if l0_bound is None else check_l0_bound(l0_bound, d, owner)
+    space = _count_space(d, l0_bound, neighbours)
+    if is_dask(X):
+        indicators = _all(((X == 0) | (X == 1)).all())
+        within = indicators and _all((X.sum(axis=1) <= space.hull.l0_bound).all())
+        counts = total(X)
+    else:
+        indicators, within, counts = _indicator_counts(X, space.hull.l0_bound)
+    if not indicators:
+        raise ValueError(f"The 'x' parameter of {owner} must hold 0/1 indicators. Got other values instead.")
+    if not within:
+        raise ValueError(
+            f"The 'x' parameter of {owner} must have at most l0_bound = {space.hull.l0_bound} ones per record (the "
+            f"declared rule). Got records with more instead."
+        )
+    names = tuple(f"count {j + 1}" for j in range(d))
+    return publish(
+        counts,
+        {"count ball": space.hull},
+        space,
+        epsilon,
+        rng=rng,
+        accountant=accountant,
+        label=label or "count",
+        names=names,
+        owner=owner,
+        key=("count", d, l0_bound, neighbours),
+        counts=True,
+    )
+
+
+@fill_doc
+def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
+    """Release the mean of each column of ``x``, clipped to declared bounds.
+
+    Parameters
+    ----------
+    x : array_like of shape (n,) or (n, p)
+        The data: numpy, pandas or Dask.
+    bounds : pair (lower, upper)
+        The declared domain of each column.
+    %(epsilon)s
+    neighbours : {'replace', 'add_remove'}, default 'replace'
+        Under replace-one neighbours n is public and the sums are released; under
+        add/remove n is private, so the count is released jointly with the sums.
+    %(charge_options)s
+
+    Returns
+    -------
+    Release
+        The means: a post-processing of the released sums (``parent``). Its intervals push
+        the public noise law through the division (exact under replace-one neighbours).
+
+    Notes
+    -----
+    Under add/remove the statistic is (n, sum x): S_T = +-{(1, x) : x in the box}, whose hull
+    is exactly the image of the cube [-1, 1]^(p+1) under (t, s) -> (t, c t + a s), with
+    c = (hi + lo) / 2 and a = (hi - lo) / 2 (its section at count t is t c + [-a, a]), in
+    every dimension. The mean is sum / max(noisy n, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).uniform(0, 10, 10_000)
+    >>> release = mean(x, (0, 10), epsilon=1.0, rng=1)
+    >>> round(float(release.value[0]), 2), release.parent.names
+    (4.99, ('sum x1',))
+    """
+    owner = "knorm.stats.mean"
+    epsilon = check_positive(epsilon, "epsilon", owner)
+    neighbours = check_neighbours(neighbours, owner)
+    X, lo, hi, outside = ingest(x, bounds, owner)
+    names = tuple(f"mean x{j + 1}" for j in range(X.shape[1]))
+    if neighbours == "replace":
+        raw = _release_sum(X, lo, hi, outside, epsilon, neighbours, None, accountant, rng, label or "mean: sum", owner)
+        return raw.postprocess(MeanFromSums(n=n_records(X)), label=label or "mean", names=names)
+    mag = np.maximum(np.abs(lo), np.abs(hi))
+    value = RecordSums(RecordSums.exact(n_records(X)), (Records(X, lo, hi, clip=outside > 0), mag, True))
+    space, space_names = linear_space(lo, hi, neighbours, with_count=True)
+    ball = count_sum_ball(lo, hi)
+    space.register_exact(ball, 1.0, "the hull of S_T = +-(1, box): L [-1, 1]^(p+1), with (1, hi) on its boundary")
+    raw = publish(
+        value,
+        {ball.name: ball},  # the exact hull: nothing else can beat it
+        space,
+        epsilon,
+        rng=rng,
+        accountant=accountant,
+        label=label or "mean: count and sums",
+        names=space_names,
+        owner=owner,
+        key=("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
+    )
+    return raw.postprocess(MeanFromSums(), label=label or "mean", names=names)
+
+
+@functools.lru_cache(maxsize=32)
+def _l0_sum_space(hi, l0_bound, neighbours):
+    """(S_T, its hull) of the sum of records with at most ``l0_bound`` non-zeros in [-hi, hi]: public inputs only.
+
+    Records x / b lie in [-1, 1]^p with <= k non-zeros: S_T = diag(b) S_sum, hull diag(b) K_sum
+    (Joseph & Yu 2023). Kept per public key: nothing mutates them after this.
+    """
+    hi = np.asarray(hi)
+    space0 = sum_space(len(hi), l0_bound, neighbours=neighbours)
+    ball = LinearImage(space0.hull, hi, name=f"sum ball (k={l0_bound})")
+    space = SensitivitySpace.from_support(
+        len(hi), ScaledSupport(space0, hi), exact=True, hull=ball, neighbours=neighbours
+    )
+    space.register_exact(ball, 1.0, "linear image of the sum ball of Joseph & Yu (2023), the hull of S_T")
+    return space, ball
+
+
+@functools.lru_cache(maxsize=32)
+def _count_space(d, l0_bound, neighbours):
+    """The count space of Joseph & Yu (2023), kept per public key (nothing mutates it)."""
+    return count_space(d, l0_bound, neighbours=neighbours)
+
+
+def _indicator_counts(X, bound):
+    """(all entries 0 or 1, every row with at most ``bound`` ones, the column sums) of a numpy array, in one pass.
+
+    In cache-sized row blocks: every entry is 0 or 1 exactly when every non-zero entry
+    (NaN and inf included) equals 1. Sums of 0/1 values below 2^53 are exact in binary64.
+    """
+    counts = np.zeros(X.shape[1])
+    indicators, within = True, True
+    for b in row_blocks(X):
+        rows = b.sum(axis=1)
+        indicators = indicators and np.count_nonzero(b == 1) == np.count_nonzero(b)
+        within = within and bool(rows.max() <= bound)
+        counts += b.sum(axis=0)
+    return indicators, within, counts
+
+
+def _rows_within(X, bound, nonzero):
+    """Whether every record has at most ``bound`` entries with ``nonzero(block)`` true (numpy, blocked; or Dask)."""
+    if is_dask(X):
+        return _all((nonzero(X).sum(axis=1) <= bound).all())
+    return all(bool((nonzero(b).sum(axis=1) <= bound).all()) for b in row_blocks(X))
+
+
+def _all(flag):
+    """A numpy or Dask boolean scalar as a bool."""
+    return bool(flag.compute() if is_dask(flag) else flag)
+
+
+_ = builtins  # ``sum`` is shadowed in this module on purpose (numpy's naming); builtins.sum stays reachable
