@@ -38,6 +38,7 @@ SECTIONS = {
     "hulls": "benchmarks.bench_hulls",
     "logistic_q": "benchmarks.bench_logistic_q",
     "multiclass": "benchmarks.bench_multiclass",
+    "quantiles": "benchmarks.bench_quantiles",
     "linear": "benchmarks.bench_linear",
     "housing": "benchmarks.bench_housing",
     "peers": "benchmarks.bench_peers",

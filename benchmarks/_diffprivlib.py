@@ -161,6 +161,25 @@ class DiffprivlibWorker:
             cmd["rows"] = int(rows)
         return self.call(cmd)["seconds_per_fit"]
 
+    def quantile(self, data, bounds, epsilon, q, repeats, seed):
+        """(repeats,) array of diffprivlib's released q-quantiles of the first column of ``data``."""
+        self._n += 1
+        out = self.tmp / f"quantile_{self._n}.npy"
+        cmd = {
+            "cmd": "quantile",
+            "data": data,
+            "bounds": [float(b) for b in bounds],
+            "epsilon": float(epsilon),
+            "q": float(q),
+            "repeats": int(repeats),
+            "seed": int(seed),
+            "out": str(out),
+        }
+        self.call(cmd)
+        arr = np.load(out)
+        out.unlink()
+        return arr
+
     def close(self):
         if self._proc.poll() is None:
             try:

@@ -25,6 +25,9 @@ files in a directory chosen by the parent. Commands:
     lets the parent compare through numpy, which it also times in its own process).
 ``{"cmd": "mean_peak", "data": name, "bounds": [lo, hi], "epsilon": e}``
     Peak bytes traced by ``tracemalloc`` (numpy's allocations included) during one ``tools.mean`` call.
+``{"cmd": "quantile", "data": name, "bounds": [lo, hi], "epsilon": e, "q": q, "repeats": R, "seed": s, "out": path}``
+    R calls of ``tools.quantile(x, q, epsilon=e, bounds=(lo, hi))`` on the loaded X (first column), each with a
+    fresh accountant and a seed drawn from ``seed``; writes the R released values to ``out``.
 ``{"cmd": "quit"}``
 
 Every answer holds ``ok`` and, on failure, ``error``; warnings raised during a
@@ -145,6 +148,31 @@ def _mean_peak(cmd):
     return {"peak_bytes": int(peak)}
 
 
+def _quantile(cmd):
+    from diffprivlib import tools
+    from diffprivlib.accountant import BudgetAccountant
+
+    x = DATA[cmd["data"]][0][:, 0]
+    lo, hi = (float(b) for b in cmd["bounds"])
+    reps = int(cmd["repeats"])
+    seeds = np.random.default_rng(int(cmd["seed"])).integers(0, 2**31 - 1, size=reps)
+    out = np.array(
+        [
+            tools.quantile(
+                x,
+                float(cmd["q"]),
+                epsilon=float(cmd["epsilon"]),
+                bounds=(lo, hi),
+                random_state=int(s),
+                accountant=BudgetAccountant(),
+            )
+            for s in seeds
+        ]
+    )
+    np.save(cmd["out"], out)
+    return {}
+
+
 def _handle(cmd):
     kind = cmd["cmd"]
     if kind == "versions":
@@ -174,6 +202,8 @@ def _handle(cmd):
         return _mean(cmd)
     if kind == "mean_peak":
         return _mean_peak(cmd)
+    if kind == "quantile":
+        return _quantile(cmd)
     raise ValueError(f"unknown command {kind!r}")
 
 

@@ -3446,7 +3446,7 @@ def _rows():
         CE,
         says("argument --alpha", "range (0, 1)", "Got '1'"),
     )
-    add(e, "unknown statistic", lambda: rel("median"), CE, says("invalid choice: 'median'"))
+    add(e, "unknown statistic", lambda: rel("mode"), CE, says("invalid choice: 'mode'"))
     for ddof in ("-1", "40"):
         add(
             e,
@@ -3612,6 +3612,59 @@ def _rows():
         lambda: cli("example-data", tmp("nowhere/housing.csv")),
         CE,
         says("cannot write", "its folder does not exist"),
+    )
+    # ---- knorm.stats.quantile and median (issue 24), at the end: the rows above keep their numbers ----
+    e = "knorm.stats.quantile / median(x, q, bounds, epsilon, candidates)"
+    for q, exc, got in ((1.5, V, "1.5"), (-0.1, V, "-0.1"), ([0.5, math.nan], V, "[0.5, nan]"), ([], V, "[]")):
+        add(
+            e,
+            f"q = {q!r}",
+            lambda q=q: dp.quantile(X1, q, (0, 10), epsilon=1.0, rng=0),
+            exc,
+            says("'q' parameter of knorm.stats.quantile", "[0, 1]", f"Got {got}"),
+        )
+    add(
+        e,
+        "q = 'half'",
+        lambda: dp.quantile(X1, "half", (0, 10), epsilon=1.0, rng=0),
+        T,
+        says("'q' parameter of knorm.stats.quantile", "[0, 1]", "Got 'half'"),
+    )
+    add(
+        e,
+        "epsilon = 0 (median)",
+        lambda: dp.median(X1, (0, 10), epsilon=0, rng=0),
+        V,
+        says("'epsilon' parameter of knorm.stats.median", "range (0, inf)", "Got 0.0"),
+    )
+    add(
+        e,
+        "bounds reversed (10, 0)",
+        lambda: dp.median(X1, (10, 0), epsilon=1.0, rng=0),
+        V,
+        says("'bounds' parameter of knorm.stats.median", "lower < upper", "Got lower = 10.0 >= upper = 0.0"),
+    )
+    for cands, got in ((1, "Got 1"), ([5.0, 1.0], "Got [5.0, 1.0]"), ([0.0, 20.0], "Got [0.0, 20.0]")):
+        add(
+            e,
+            f"candidates = {cands!r}",
+            lambda cands=cands: dp.median(X1, (0, 10), epsilon=1.0, candidates=cands, rng=0),
+            V,
+            says("'candidates' parameter of knorm.stats.median", got),
+        )
+    add(
+        e,
+        "x with 2 columns",
+        lambda: dp.median(X, (0, 1), epsilon=1.0, rng=0),
+        V,
+        says("'x' parameter of knorm.stats.median", "one column", "Got 2 columns"),
+    )
+    add(
+        e,
+        "x outside the bounds (2, 8) (data in [0, 10])",
+        lambda: stats_clipped(dp.median, X1, (2, 8)),
+        Reported,
+        r"clipped and warned \(curator only\): knorm\.stats\.median: \d+\.\d% of the values were outside",
     )
     return rows
 

@@ -66,7 +66,7 @@ CASES = [
     ([*MEAN, "--epsilon", "1", "--alpha", "1"], r"--alpha: must be a float in the range \(0, 1\). Got '1'"),
     ([*MEAN, "--epsilon", "1", "--budget", "none.sqlite"], r"no privacy ledger at 'none.sqlite'"),
     ([*MEAN, "--epsilon", "1", "--drop-missing"], r"--drop-missing needs --neighbours add_remove"),
-    (["release", "median", DATA], r"invalid choice: 'median'"),
+    (["release", "mode", DATA], r"invalid choice: 'mode'"),
     (["budget", "show", "none.sqlite"], r"no privacy ledger at 'none.sqlite'"),
     (["budget", "create", "x.sqlite"], r"the following arguments are required: --total"),
     (["example-data", DATA], r"argument path must be a new file: .* exists already .* never overwrites"),

@@ -1,7 +1,8 @@
-"""``knorm release mean|var|std|sum|count|covariance|histogram``: a private statistic of a CSV file."""
+"""``knorm release mean|var|std|sum|count|covariance|histogram|median|quantile``: a private statistic of a CSV file."""
 
 from __future__ import annotations
 
+import argparse
 import math
 
 import numpy as np
@@ -35,6 +36,8 @@ _EXAMPLES = {
     "covariance": "knorm release covariance houses.csv --column rooms,age,income \\\n"
     "      --bounds rooms=1:10 --bounds age=0:100 --bounds income=0:15 --epsilon 1",
     "histogram": "knorm release histogram houses.csv --column age --bins 0,10,20,40,60,100 --epsilon 1",
+    "median": "knorm release median houses.csv --column income --bounds income=0:15 --epsilon 1",
+    "quantile": "knorm release quantile houses.csv --column income --bounds income=0:15 --q 0.1,0.9 --epsilon 1",
 }
 _HELP = {
     "mean": "the mean of one or more columns",
@@ -44,7 +47,10 @@ _HELP = {
     "count": "the number of rows, or of 1s in 0/1 indicator columns (add/remove neighbours)",
     "covariance": "the means and covariance of several columns (released jointly)",
     "histogram": "counts over declared bins of one column",
+    "median": "the median of one column (exponential mechanism on a public grid)",
+    "quantile": "quantiles of one column (exponential mechanism on a public grid; epsilon split across levels)",
 }
+_CHOSEN = ("median", "quantile")  # released by the exponential mechanism: a rank bound, not an interval
 
 
 @fill_doc
@@ -55,7 +61,10 @@ def add_parser(sub, parser_class):
     """
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in _EXAMPLES.values())
     release = new_parser(
-        sub, "release", "release a private mean, variance, covariance, histogram, sum or count of a CSV file", epilog
+        sub,
+        "release",
+        "release a private mean, variance, covariance, histogram, sum, count, median or quantiles of a CSV file",
+        epilog,
     )
     stats = release.add_subparsers(dest="statistic", required=True, parser_class=parser_class, metavar="STATISTIC")
     for name, help_text in _HELP.items():
@@ -90,11 +99,22 @@ def add_parser(sub, parser_class):
         )
         if name in ("var", "std", "covariance"):
             p.add_argument("--ddof", type=int, default=0, help="delta degrees of freedom, as in numpy (default 0)")
+        if name == "quantile":
+            p.add_argument("--q", required=True, help="the levels, comma-separated numbers in [0, 1] (0.5: the median)")
+        if name in _CHOSEN:
+            p.add_argument(
+                "--candidates",
+                type=_grid_size,
+                default=None,
+                help="number of public grid points over the bounds (default 65537)",
+            )
         p.add_argument(
             "--alpha",
             type=probability,
             default=0.05,
-            help="1 - the coverage of the printed intervals (default 0.05)",
+            help="1 - the coverage of the printed intervals (default 0.05)"
+            if name not in _CHOSEN
+            else "failure probability of the printed rank bound (default 0.05)",
         )
         p.add_argument(
             "--drop-missing", action="store_true", help="drop rows with missing values (add_remove neighbours only)"
@@ -111,6 +131,26 @@ def add_parser(sub, parser_class):
     return release
 
 
+def _grid_size(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 2 (grid points). Got {text!r} instead.") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be an int >= 2 (grid points). Got {text!r} instead.")
+    return value
+
+
+def _levels(text):
+    try:
+        levels = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise CLIError(f"argument --q must be comma-separated numbers in [0, 1]. Got {text!r} instead.") from None
+    if not all(0.0 <= v <= 1.0 for v in levels):
+        raise CLIError(f"argument --q must be comma-separated numbers in [0, 1]. Got {text!r} instead.")
+    return levels
+
+
 def _columns(args):
     if args.column is None:  # count the rows
         return []
@@ -119,7 +159,7 @@ def _columns(args):
         raise CLIError(f"argument --column must name at least one column. Got {args.column!r} instead.")
     if len(set(columns)) != len(columns):
         raise CLIError(f"argument --column names a column twice. Got {args.column!r} instead.")
-    single = args.statistic in ("var", "std", "histogram")
+    single = args.statistic in ("var", "std", "histogram", *_CHOSEN)
     if single and len(columns) != 1:
         raise CLIError(f"knorm release {args.statistic} takes one column. Got {len(columns)}: {args.column!r}.")
     if args.statistic == "covariance" and len(columns) < 2:
@@ -158,6 +198,7 @@ def run(args):
         raise CLIError("knorm release count needs --neighbours add_remove: under replace-one neighbours n is public.")
     columns = _columns(args)
     edges = _bins(args.bins) if args.statistic == "histogram" else None
+    levels = _levels(args.q) if args.statistic == "quantile" else None
     frame = (
         _rows(args.data, args.delimiter)
         if not columns
@@ -184,10 +225,48 @@ def run(args):
         release = getattr(dp, stat)(X[:, 0], (lo[0], hi[0]), ddof=args.ddof, **common)
     elif stat == "covariance":
         release = dp.mean_and_covariance(X, (lo, hi), ddof=args.ddof, **common)
+    elif stat in _CHOSEN:
+        grid = {} if args.candidates is None else {"candidates": args.candidates}
+        if stat == "median":
+            release = dp.median(X[:, 0], (lo[0], hi[0]), **grid, **common)
+        else:
+            release = dp.quantile(X[:, 0], levels, (lo[0], hi[0]), **grid, **common)
+        _report_chosen(args, release, columns, len(X))
+        return 0
     else:
         release = dp.histogram(X[:, 0], edges, **common)
     _report(args, release, columns)
     return 0
+
+
+def _report_chosen(args, release, columns, n):
+    """Print a median or quantiles with their rank bound (an exponential-mechanism release has no interval)."""
+    t = release.score_error(args.alpha)
+    public_n = args.neighbours == "replace"
+    names = [f"{name} {columns[0]}" for name in release.names]
+    lines = [
+        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, epsilon {release.epsilon:g}"
+        + (", n public (replace-one neighbours)" if public_n else ", n private (add/remove)"),
+        f"exponential mechanism over {release.n_candidates} public grid points, sampled exactly",
+    ]
+    if release.ledger_entry is not None:
+        lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
+    width = max(len(name) for name in names)
+    lines.append(f"{'':<{width}}  {'value':>14}  {f'rank error ({1 - args.alpha:.0%})':>22}")
+    lines += [f"{name:<{width}}  {v:>14.6g}  {f'{e:.4g} records':>22}" for name, v, e in zip(names, release.value, t)]
+    lines.append(
+        "rank error: with the stated probability the value's rank is within it of q n (the data rounded to the grid)"
+        + (f"; here n = {n}, so the value is a q'-quantile with |q' - q| <= error / n" if public_n else "")
+        + "; no value interval (it would need the data's distribution)"
+    )
+    payload = {
+        "command": f"release {args.statistic}",
+        "columns": columns,
+        "names": names,
+        "release": release_dict(release),
+        "rank_error": {"alpha": args.alpha, "records": t, "levels": (t / n) if public_n else None},
+    }
+    emit(args, payload, lines)
 
 
 def _report(args, release, columns):

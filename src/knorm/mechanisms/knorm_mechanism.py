@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -378,7 +379,10 @@ class KNormMechanism:
             label=label,
         )
 
-    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None):
+    # self: any mechanism with a repr and a _record (the exponential mechanism shares this one path).
+    def _publish(
+        self: Any, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None
+    ):
         """Apply the privacy rules, then draw the noise: every release goes through here.
 
         The rules, in order: the accountant is checked and charged (with the mechanism's

@@ -83,8 +83,10 @@ class Release:
         The accountant's entry for this release, when one was charged.
     method : str, default 'K-norm'
         How the value was made: 'K-norm' (the statistic plus noise, paper Proposition
-        "K-Norm Mechanism") or 'objective perturbation' (paper Algorithm "Extended
-        Objective Perturbation").
+        "K-Norm Mechanism"), 'objective perturbation' (paper Algorithm "Extended
+        Objective Perturbation") or 'exponential mechanism' (a public candidate chosen by
+        score, McSherry & Talwar 2007: the medians and quantiles of :mod:`knorm.stats`,
+        released as :class:`~knorm.mechanisms.exponential.ExponentialRelease`).
     sampler : str, default ''
         How the noise was drawn.
     caveats : tuple of str, default ()

@@ -23,6 +23,7 @@ from knorm.stats.counts import histogram, histogramdd, vote
 from knorm.stats.covariance import covariance, covariance_matrix, mean_and_covariance
 from knorm.stats.generic import release
 from knorm.stats.moments import moments, std, var
+from knorm.stats.quantiles import median, quantile
 from knorm.stats.sums import count, mean, sum
 
 __all__ = [
@@ -33,7 +34,9 @@ __all__ = [
     "histogramdd",
     "mean",
     "mean_and_covariance",
+    "median",
     "moments",
+    "quantile",
     "release",
     "std",
     "sum",
