@@ -1,19 +1,23 @@
-"""The two rules every release obeys besides its charge: the non-private mode and fixed seeds."""
+"""The rules every release obeys: the charge before the draw, fixed seeds, the non-private mode."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import itertools
+import math
 import threading
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from knorm._seeds import fingerprint, new_salt, state_key
+from knorm._validation import check_rng
 from knorm.exceptions import PrivacyWarning
 
-__all__ = ["nonprivate", "nonprivate_active", "warn_fixed_seed"]
+__all__ = ["ReleaseRules", "nonprivate", "nonprivate_active", "warn_fixed_seed"]
 
 # Fingerprints of the states drawn from without an accountant in this process (see warn_fixed_seed).
 _PROCESS_SALT = new_salt()
@@ -96,3 +100,40 @@ def nonprivate_active():
         True inside the block, where releases add no noise and charge nothing.
     """
     return _NONPRIVATE.get()
+
+
+class ReleaseRules:
+    """The one path of the privacy rules, shared by every mechanism that publishes.
+
+    A mechanism inherits :meth:`_publish` and provides ``_record(value, *, epsilon, label,
+    entry, method, noiseless=False, describe=None, **record)``, which builds its
+    :class:`~knorm.mechanisms.Release`, and a ``repr`` that describes it for the ledger.
+    """
+
+    _record: Callable[..., Any]  # each mechanism defines its own
+
+    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None):
+        """Apply the privacy rules, then draw the noise: every release goes through here.
+
+        The rules, in order: the accountant is checked and charged (with the mechanism's
+        description and the seed, whose state it fingerprints under its secret salt and
+        refuses to see twice), or, without one, a fixed seed earns a PrivacyWarning (on
+        every release from an explicit seed, and on every reuse of a Generator's state in
+        this process); only then is noise drawn and the value built. Inside
+        :func:`nonprivate` nothing is charged and the record says so.
+        """
+        gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
+        record = dict(record or {}, method=method, describe=describe)
+        if nonprivate_active():
+            return self._record(draw(gen), epsilon=math.inf, label=label, entry=None, noiseless=True, **record)
+        if accountant is not None and not callable(getattr(accountant, "spend", None)):
+            raise TypeError(
+                f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
+                f"a 'spend' method) or None. Got {accountant!r} instead."
+            )
+        entry = None
+        if accountant is not None:
+            entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
+        elif rng is not None:
+            warn_fixed_seed(rng, gen)
+        return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, **record)

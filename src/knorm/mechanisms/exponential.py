@@ -28,8 +28,7 @@ import numpy as np
 
 from knorm._validation import check_positive, check_probability, param_error
 from knorm.geometry import LpBall
-from knorm.mechanisms._mode import nonprivate_active
-from knorm.mechanisms.knorm_mechanism import KNormMechanism
+from knorm.mechanisms._mode import ReleaseRules, nonprivate_active
 from knorm.mechanisms.release import Release
 from knorm.noise import discrete
 from knorm.sensitivity import Sensitivity
@@ -226,7 +225,7 @@ def _per_row(value, rows, name, owner):
     return tuple(Fraction(v) for v in values)
 
 
-class ExponentialMechanism:
+class ExponentialMechanism(ReleaseRules):
     """The exponential mechanism over public candidates, sampled exactly (module docstring).
 
     Parameters
@@ -238,18 +237,15 @@ class ExponentialMechanism:
 
     Notes
     -----
-    Releases go through :meth:`KNormMechanism._publish
-    <knorm.mechanisms.KNormMechanism._publish>`, the one path of the privacy rules
-    (accountant charged before any draw, seeds refused or warned, the non-private mode).
+    Releases go through ``_publish`` of :class:`~knorm.mechanisms._mode.ReleaseRules`, the one
+    path of the privacy rules that every mechanism inherits (accountant charged before any
+    draw, seeds refused or warned, the non-private mode).
 
     References
     ----------
     McSherry & Talwar (2007), "Mechanism design via differential privacy", FOCS, Theorem 6.
     Canonne, Kamath & Steinke (2020), arXiv:2004.00010, Algorithm 1.
     """
-
-    # The one release path, shared: it reads only repr(self) and self._record.
-    _publish = KNormMechanism._publish
 
     def __init__(self, epsilon, *, owner="ExponentialMechanism"):
         self.epsilon = check_positive(epsilon, "epsilon", owner)

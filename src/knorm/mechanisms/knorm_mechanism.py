@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from knorm._exact import ExactSums
 from knorm._validation import check_positive, check_rng, check_vectors, param_error
 from knorm.geometry import NormBall
-from knorm.mechanisms._mode import nonprivate, nonprivate_active, warn_fixed_seed
+from knorm.mechanisms._mode import ReleaseRules, nonprivate, nonprivate_active
 from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, check_spacing
 from knorm.mechanisms.objective import FLOAT_CAVEAT, GRADIENT_TOLERANCE, OUTPUT_SHARE, release_objective
 from knorm.mechanisms.release import Release
@@ -31,7 +30,7 @@ _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate()
 _SAMPLERS = ("auto", "lattice", "continuous")
 
 
-class KNormMechanism:
+class KNormMechanism(ReleaseRules):
     """The K-norm mechanism of Hardt & Talwar (2010), paper Proposition "K-Norm Mechanism".
 
     Releasing ``T(X) + V`` with V ~ :class:`~knorm.noise.KNormNoise` (ball,
@@ -378,35 +377,6 @@ class KNormMechanism:
             accountant=accountant,
             label=label,
         )
-
-    # self: any mechanism with a repr and a _record (the exponential mechanism shares this one path).
-    def _publish(
-        self: Any, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None
-    ):
-        """Apply the privacy rules, then draw the noise: every release goes through here.
-
-        The rules, in order: the accountant is checked and charged (with the mechanism's
-        description and the seed, whose state it fingerprints under its secret salt and
-        refuses to see twice), or, without one, a fixed seed earns a PrivacyWarning (on
-        every release from an explicit seed, and on every reuse of a Generator's state in
-        this process); only then is noise drawn and the value built. Inside
-        :func:`nonprivate` nothing is charged and the record says so.
-        """
-        gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
-        record = dict(record or {}, method=method, describe=describe)
-        if nonprivate_active():
-            return self._record(draw(gen), epsilon=math.inf, label=label, entry=None, noiseless=True, **record)
-        if accountant is not None and not callable(getattr(accountant, "spend", None)):
-            raise TypeError(
-                f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
-                f"a 'spend' method) or None. Got {accountant!r} instead."
-            )
-        entry = None
-        if accountant is not None:
-            entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
-        elif rng is not None:
-            warn_fixed_seed(rng, gen)
-        return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, **record)
 
     def _record(
         self,
