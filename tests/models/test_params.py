@@ -150,7 +150,34 @@ def test_each_rule_accepts_and_refuses_with_the_exact_message(kind):
     for value in bad:
         with pytest.raises(InvalidParameterError) as info:
             validate_params({"p": rules}, {"p": value}, "Owner")
-        assert str(info.value) == f"The 'p' parameter of Owner must be {words}. Got {value!r} instead."
+        hint = ""
+        if isinstance(value, (bool, np.bool_)) and any(r == "random_state" or isinstance(r, Interval) for r in rules):
+            hint = "; a bool is no seed" if "random_state" in rules else "; a bool is no number"
+        assert str(info.value) == f"The 'p' parameter of Owner must be {words}. Got {value!r} instead{hint}."
+
+
+@pytest.mark.parametrize(
+    ("rules", "value", "message"),
+    [
+        (
+            [Interval(Real, 0, None, closed="neither")],
+            True,
+            "must be a float in the range (0.0, inf). Got True instead; a bool is no number.",
+        ),
+        (
+            [Interval(Integral, 1, None, closed="left")],
+            np.bool_(True),
+            f"must be an int in the range [1, inf). Got {np.bool_(True)!r} instead; a bool is no number.",
+        ),
+        (["random_state"], False, f"must be {RANDOM_STATE}. Got False instead; a bool is no seed."),
+        ([StrOptions({"auto"})], True, "must be a str among {'auto'}. Got True instead."),
+        ([None], False, "must be None. Got False instead."),
+    ],
+)
+def test_a_refused_bool_is_told_why(rules, value, message):
+    with pytest.raises(InvalidParameterError) as info:
+        validate_params({"p": rules}, {"p": value}, "Owner")
+    assert str(info.value) == "The 'p' parameter of Owner " + message
 
 
 def test_the_error_is_a_value_error_and_a_type_error():
@@ -230,7 +257,8 @@ def test_every_parameter_has_rules_and_fit_refuses_what_they_refuse(estimator):
         for bad in bads:
             est = clone(estimator).set_params(**{param: bad})
             with pytest.raises(
-                InvalidParameterError, match=rf"^The '{param}' parameter of {name} must be .* Got .* instead\.$"
+                InvalidParameterError,
+                match=rf"^The '{param}' parameter of {name} must be .* Got .* instead(; a bool is no \w+)?\.$",
             ):
                 est.fit(X, y)
 
@@ -242,7 +270,10 @@ def test_every_parameter_has_rules_and_fit_refuses_what_they_refuse(estimator):
 )
 def test_bools_are_no_numbers(estimator, param, value):
     est = clone(estimator).set_params(**{param: value})
-    with pytest.raises(InvalidParameterError, match=rf"^The '{param}' parameter .* Got {value!r} instead\.$"):
+    why = "seed" if param == "random_state" else "number"
+    with pytest.raises(
+        InvalidParameterError, match=rf"^The '{param}' parameter .* Got {value!r} instead; a bool is no {why}\.$"
+    ):
         est.fit(*_data())
 
 

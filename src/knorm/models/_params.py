@@ -12,7 +12,8 @@ None); a type (any instance of it); or one of the strings ``"boolean"``, ``"arra
 and ``"random_state"``. The rules and their wording follow scikit-learn's private
 ``sklearn.utils._param_validation``, which this module replaces (issue 22), with one
 difference: a bool is no number here (scikit-learn's ``Interval(Real, ...)`` admits
-``True`` as 1), so ``epsilon=True`` and ``random_state=False`` are refused.
+``True`` as 1), so ``epsilon=True`` and ``random_state=False`` are refused, and the message
+then says why ("Got True instead; a bool is no number.", "...; a bool is no seed.").
 
 The attribute is named ``_parameter_rules``, not scikit-learn's ``_parameter_constraints``:
 scikit-learn's readers of that name (``BaseEstimator._validate_params``,
@@ -189,7 +190,20 @@ def validate_params(rules, params, owner):
             continue
         words = [describe(rule) for rule in allowed]
         listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-        raise InvalidParameterError(f"The {name!r} parameter of {owner} must be {listed}. Got {val!r} instead.")
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be {listed}. Got {val!r} instead{_bool_hint(allowed, val)}."
+        )
+
+
+def _bool_hint(rules, val):
+    """Why True or False is refused where scikit-learn would take it as 1 or 0 (empty otherwise)."""
+    if not _is_bool(val):
+        return ""
+    if "random_state" in rules:
+        return "; a bool is no seed"
+    if any(isinstance(rule, Interval) for rule in rules):
+        return "; a bool is no number"
+    return ""
 
 
 def check_params(estimator):
