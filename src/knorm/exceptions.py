@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ClippingWarning", "ConvergenceError", "PrivacyWarning"]
+__all__ = ["ClippingWarning", "ConvergenceError", "InvalidParameterError", "PrivacyWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -37,3 +37,13 @@ class ConvergenceError(RuntimeError):
 
 class ClippingWarning(UserWarning):
     """Many values fell outside their declared bounds and were clipped (shown to the curator only)."""
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """An estimator's parameter of the wrong type or value, refused before anything is read or spent.
+
+    Both a ValueError and a TypeError, as scikit-learn's own ``InvalidParameterError``, so that
+    code catching either keeps working. The message names the parameter, the rule and the
+    value received: "The 'epsilon' parameter of LinearRegression must be a float in the range
+    (0.0, inf). Got -1 instead."
+    """

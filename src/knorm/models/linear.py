@@ -5,13 +5,13 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._ingest import check_bounds, is_dask
-from knorm._validation import check_positive, check_probability, numeric_input, refuse_complex
+from knorm._validation import check_probability, numeric_input, refuse_complex
 from knorm.models._base import PrivateEstimatorMixin, diagnose
+from knorm.models._params import HasMethods, Interval, StrOptions, check_params
 from knorm.models.functional import NORMS, STATISTICS, auto_norm, check_norm, functional_mechanism
 from knorm.models.inference import RegressionSummary, parametric_bootstrap
 from knorm.models.sufficient import _n_columns, exact_statistic
@@ -238,7 +238,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     (3, 2)
     """
 
-    _parameter_constraints = {
+    #: The rule(s) of each constructor parameter, checked first in fit (knorm.models._params).
+    _parameter_rules = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "norm": [StrOptions({"auto", *NORMS})],
         "bounds_X": ["array-like", None],
@@ -282,7 +283,6 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.sampler = sampler
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the private model.
 
@@ -299,8 +299,10 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             This estimator, fitted: ``coef_``, ``intercept_`` and the record of the
             one release, ``release_``.
         """
-        # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
-        epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
+        # Every parameter first: before any data is read or any budget charged. (No nested
+        # estimators here, so scikit-learn's prefer_skip_nested_validation has no counterpart.)
+        check_params(self)
+        epsilon = float(self.epsilon)
         norm = self.norm
         if norm != "auto":
             check_norm(norm, None, self.neighbours, _OWNER)

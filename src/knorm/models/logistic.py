@@ -6,14 +6,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import log_expit, log_softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._ingest import check_bounds
-from knorm._validation import check_positive, check_probability, numeric_input, refuse_complex
+from knorm._validation import check_probability, numeric_input, refuse_complex
 from knorm.geometry import NormBall
 from knorm.models._base import PrivateEstimatorMixin, diagnose
+from knorm.models._params import HasMethods, Interval, StrOptions, check_params
 from knorm.models.labels import encode_labels
 from knorm.models.logistic_inference import auto_inference_share, logistic_summary
 from knorm.models.logistic_information import release_information
@@ -261,7 +261,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     ((3, 2), (2, 3))
     """
 
-    _parameter_constraints = {
+    #: The rule(s) of each constructor parameter, checked first in fit (knorm.models._params).
+    _parameter_rules = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "norm": [StrOptions({"auto", "softmax", *NORMS}), NormBall],
         "q": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
@@ -314,7 +315,6 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.sampler = sampler
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the private model.
 
@@ -331,13 +331,10 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             This estimator, fitted: ``coef_``, ``intercept_`` and the records of the
             releases, ``releases_``.
         """
-        # scikit-learn's Interval(Real, ...) admits bools; epsilon=True is a mistake, not 1.
-        epsilon = check_positive(self.epsilon, "epsilon", _OWNER)
-        if isinstance(self.inference_share, bool):
-            raise ValueError(
-                f"The 'inference_share' parameter of {_OWNER} must be a float in the range [0.0, 1.0) or 'auto'. "
-                f"Got {self.inference_share!r} instead."
-            )
+        # Every parameter first: before any data is read or any budget charged. (No nested
+        # estimators here, so scikit-learn's prefer_skip_nested_validation has no counterpart.)
+        check_params(self)
+        epsilon = float(self.epsilon)
         refuse_complex(X, "X", _OWNER)
         with numeric_input(_OWNER, X=X):  # y holds labels, which may be strings
             X, y = validate_data(self, X, y, dtype=np.float64)
