@@ -46,7 +46,9 @@ def _release_cells(A, edge_list, names, neighbours, request):
     """The release of :func:`histogram` and :func:`histogramdd`: the counts of the grid's cells, C order."""
     idx = _bin_indices(A, edge_list, request.owner)
     counts = np.bincount(idx, minlength=int(np.prod([len(e) - 1 for e in edge_list])))
-    k, key, request = len(counts), ("histogram", len(counts), neighbours), request.labelled("histogram")
+    k = len(counts)
+    key, request = ("histogram", k, neighbours), request.labelled("histogram")
+    # Integer counts: exact integer noise on Z^m, no rounding, no slack (under add/remove, the geometric mechanism).
     if neighbours == "replace":
         # The counts sum to the public n: release the first k - 1 (the affine span), rebuild the last.
         space = histogram_space(k)
@@ -57,7 +59,6 @@ def _release_cells(A, edge_list, names, neighbours, request):
     # Add/remove: S_T = {+-e_i}, whose hull is the l1 ball (the cross-polytope), exactly.
     space = SensitivitySpace.from_support(k, _l1_dual, exact=True, hull=LpBall(k, 1), neighbours="add_remove")
     space.register_exact(LpBall(k, 1), 1.0, "S_T = {+-e_i}: the hull is the unit l1 ball")
-    # integer counts: the geometric mechanism, exactly (no rounding, no slack)
     return publish(counts, {}, space, request, names=names, key=key, counts=True)
 
 
@@ -211,10 +212,11 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     ball = space.hull
     totals = total(A)
     names = tuple(f"candidate {j + 1}" for j in range(d))
-    request = request.labelled("vote")
-    # Borda totals are integers: exact integer noise (Notes)
-    value, key = ball.reduce(totals), ("vote", d, neighbours)
-    raw = publish(value, {"vote ball": ball}, space, request, names=names[: ball.dim], key=key, counts=True)
+    request, key = request.labelled("vote"), ("vote", d, neighbours)
+    # Borda totals are integers (counts=True): exact integer noise (Notes)
+    raw = publish(
+        ball.reduce(totals), {"vote ball": ball}, space, request, names=names[: ball.dim], key=key, counts=True
+    )
     if neighbours == "add_remove":
         return raw
     return raw.postprocess(Expand(ball, n), label=request.label, names=names)

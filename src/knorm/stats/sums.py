@@ -167,11 +167,9 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
             f"The 'x' parameter of {owner} must have at most l0_bound = {space.hull.l0_bound} ones per record (the "
             f"declared rule). Got records with more instead."
         )
-    names = tuple(f"count {j + 1}" for j in range(d))
-    key = ("count", d, l0_bound, neighbours)
-    return publish(
-        counts, {"count ball": space.hull}, space, request.labelled("count"), names=names, key=key, counts=True
-    )
+    names, key = tuple(f"count {j + 1}" for j in range(d)), ("count", d, l0_bound, neighbours)
+    request = request.labelled("count")
+    return publish(counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True)
 
 
 @fill_doc
