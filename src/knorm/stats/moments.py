@@ -354,7 +354,7 @@ def _release_spread(x, bounds, ddof, norm, neighbours, request, *, std):
     check_ddof(ddof, n, owner)
     name = "std" if std else "variance"
     raw, scales = _release_moments(X, lo, hi, outside, neighbours, norm, request.labelled(f"{name}: moments"))
-    _, c, w = (None, 0.0, 1.0) if scales is None else scales
+    _, c, w = (None, 0.0, 1.0) if scales is None else scales  # centre 0, width 1: the moments of x itself
     transform = VarianceFromMoments(n=n, ddof=ddof, std=std, centre=c, width=w)
     return raw.postprocess(transform, label=request.label or name, names=("mean", name))
 
