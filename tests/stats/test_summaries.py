@@ -17,7 +17,7 @@ from knorm.exceptions import ClippingWarning
 from knorm.geometry import LinearImage, LpBall
 from knorm.mechanisms import Release
 from knorm.noise import KNormNoise
-from knorm.stats._core import publish
+from knorm.stats._core import Request, publish
 from knorm.stats._linear import linear_space as _linear_space
 from knorm.stats._transforms import VarianceFromMoments
 from tests.settings import ALPHA, SEED, Z_MAX
@@ -349,10 +349,10 @@ def test_publish_prefers_a_lattice_capable_ball_only_when_asked():
     lo, hi = np.zeros(2), np.ones(2)
     space, names = _linear_space(lo, hi, "replace")
     value = np.array([3.0, 4.0])
-    kwargs = dict(rng=SEED, accountant=None, label="sums", names=names)
-    plain = publish(value, {"l2": LpBall(2, 2)}, space, 1.0, **kwargs)
+    request = Request(1.0, SEED, None, "sums", "knorm.stats.sum")
+    plain = publish(value, {"l2": LpBall(2, 2)}, space, request, names=names, key=None)
     assert plain.ball_name == "l2" and plain.lattice_spacing is None
-    switched = publish(value, {"l2": LpBall(2, 2)}, space, 1.0, prefer_lattice=True, **kwargs)
+    switched = publish(value, {"l2": LpBall(2, 2)}, space, request, names=names, key=None, prefer_lattice=True)
     assert switched.ball_name == "l1" and switched.lattice_spacing is not None
     assert "'l2', first in the volume order, has no practical lattice sampler: 'l1' is used" in switched.sampler
     assert f"needs {math.sqrt(8 / (2 * math.pi)):.3g}x the epsilon" in switched.sampler

@@ -4,24 +4,67 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from knorm._docs import fill_doc
 from knorm._ingest import as_columns, check_bounds, is_dask, n_records, scan, warn_clipping
-from knorm._validation import param_error
+from knorm._validation import check_positive, param_error
 from knorm.geometry import LpBall
 from knorm.mechanisms import choose_mechanism
 
 __all__ = [
+    "Request",
     "check_ddof",
     "check_neighbours",
+    "check_one_column",
     "ingest",
     "publish",
     "standard_box",
     "total",
 ]
+
+
+@dataclass(frozen=True)
+class Request:
+    """The options of one release, checked once at the public function's door.
+
+    The private helpers of :mod:`knorm.stats` pass this one object down to :func:`publish`
+    instead of five loose arguments.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget, already checked.
+    rng, accountant
+        As for :meth:`knorm.mechanisms.KNormMechanism.release` (checked where the noise is drawn).
+    label : str or None
+        The caller's label; None (or '') lets each release name itself (:meth:`labelled`).
+    owner : str
+        The public function's name, for messages.
+    """
+
+    epsilon: float
+    rng: Any
+    accountant: Any
+    label: str | None
+    owner: str
+
+    @classmethod
+    def checked(cls, owner, epsilon, *, rng, accountant, label):
+        """The request of the public function ``owner``, with ``epsilon`` checked (in (0, inf))."""
+        return cls(check_positive(epsilon, "epsilon", owner), rng, accountant, label, owner)
+
+    def labelled(self, default):
+        """This request, labelled ``default`` unless the caller gave a label."""
+        return replace(self, label=self.label or default)
+
+    def release(self, choice, value, names):
+        """Release ``value`` by a chosen mechanism (:func:`~knorm.mechanisms.choose_mechanism`) for this request."""
+        return choice.release(value, rng=self.rng, accountant=self.accountant, label=self.label, names=names)
 
 
 def check_neighbours(neighbours, owner):
@@ -81,22 +124,7 @@ def total(values):
 
 
 @fill_doc
-def publish(
-    value,
-    candidates,
-    space,
-    epsilon,
-    *,
-    rng,
-    accountant,
-    label,
-    names=(),
-    owner="knorm.stats",
-    key=None,
-    counts=False,
-    rounding_share=None,
-    prefer_lattice=False,
-):
+def publish(value, candidates, space, request, *, names, key, counts=False, rounding_share=None, prefer_lattice=False):
     """Release ``value`` with the best certified candidate ball, stating its gain over Laplace.
 
     Parameters
@@ -109,10 +137,12 @@ def publish(
         The balls to rank; 'l1' is added for the gain if absent.
     space : SensitivitySpace
         The statistic's sensitivity space: it certifies every candidate's sensitivity.
-    %(epsilon)s
-    rng, accountant, label, names, owner
-        As for :meth:`knorm.mechanisms.KNormMechanism.release`.
-    key : hashable, optional
+    request : Request
+        epsilon, rng, accountant, label (already defaulted: :meth:`Request.labelled`) and
+        owner of the release.
+    names : tuple of str
+        The names of the coordinates of ``value``.
+    key : hashable or None
         The public inputs that determine ``space`` and ``candidates`` completely (the
         function, its bounds or sizes, the neighbours). With a key, the choice (the best
         ball, its certified sensitivity and the gain) is computed once per key: it depends
@@ -144,7 +174,7 @@ def publish(
         candidates.setdefault("l_inf", LpBall(space.dim, math.inf))
     choice = choose_mechanism(
         space,
-        epsilon,
+        request.epsilon,
         candidates,
         prefer_lattice=prefer_lattice,
         integer=counts,
@@ -152,15 +182,22 @@ def publish(
         key=key,
         reduce=False,
         time_budget=None,  # these candidates all sample fast; the choice must not depend on the machine's load
-        owner=owner,
+        owner=request.owner,
     )
-    return choice.release(value, rng=rng, accountant=accountant, label=label, names=names)
+    return request.release(choice, value, names)
 
 
 def finite_or_nan(x):
     """Return float(x), or nan for values that are not finite."""
     x = float(x)
     return x if math.isfinite(x) else math.nan
+
+
+def check_one_column(X, owner):
+    """Return the columns ``X`` if there is one, else refuse 'x'."""
+    if X.shape[1] != 1:
+        raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {X.shape[1]} columns instead.")
+    return X
 
 
 def ingest(x, bounds, owner, *, one_column=False):
@@ -172,8 +209,8 @@ def ingest(x, bounds, owner, *, one_column=False):
     block by block where it reads it (:class:`knorm._exact.Records`).
     """
     X = as_columns(x, owner, finite=False)
-    if one_column and X.shape[1] != 1:
-        raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {X.shape[1]} columns instead.")
+    if one_column:
+        check_one_column(X, owner)
     lo, hi = check_bounds(bounds, X.shape[1], owner)
     outside = scan(X, lo, hi, owner, warn=False)
     warn_clipping(outside, n_records(X) * X.shape[1], owner)  # points at the caller of the public function

@@ -8,10 +8,9 @@ import numpy as np
 
 from knorm._docs import fill_doc
 from knorm._ingest import as_columns, clip_count, is_dask, n_records
-from knorm._validation import check_positive
 from knorm.geometry import LpBall
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
-from knorm.stats._core import check_neighbours, publish, total
+from knorm.stats._core import Request, check_neighbours, check_one_column, publish, total
 from knorm.stats._transforms import Expand
 
 __all__ = ["histogram", "histogramdd", "vote"]
@@ -43,42 +42,24 @@ def _bin_indices(A, edge_list, owner):
     return idx
 
 
-def _release_counts(counts, n, neighbours, epsilon, *, accountant, rng, label, names, owner):
+def _release_cells(A, edge_list, names, neighbours, request):
+    """The release of :func:`histogram` and :func:`histogramdd`: the counts of the grid's cells, C order."""
+    idx = _bin_indices(A, edge_list, request.owner)
+    counts = np.bincount(idx, minlength=int(np.prod([len(e) - 1 for e in edge_list])))
     k = len(counts)
+    key, request = ("histogram", k, neighbours), request.labelled("histogram")
+    # Integer counts: exact integer noise on Z^m, no rounding, no slack (under add/remove, the geometric mechanism).
     if neighbours == "replace":
         # The counts sum to the public n: release the first k - 1 (the affine span), rebuild the last.
         space = histogram_space(k)
         ball = space.hull
-        raw = publish(
-            ball.reduce(counts),
-            {"histogram ball": ball},
-            space,
-            epsilon,
-            rng=rng,
-            accountant=accountant,
-            label=label,
-            names=names[:-1],
-            owner=owner,
-            key=("histogram", k, neighbours),
-            counts=True,
-        )
-        return raw.postprocess(Expand(ball, n), label=label, names=names)
+        value = ball.reduce(counts)
+        raw = publish(value, {"histogram ball": ball}, space, request, names=names[:-1], key=key, counts=True)
+        return raw.postprocess(Expand(ball, n_records(A)), label=request.label, names=names)
     # Add/remove: S_T = {+-e_i}, whose hull is the l1 ball (the cross-polytope), exactly.
     space = SensitivitySpace.from_support(k, _l1_dual, exact=True, hull=LpBall(k, 1), neighbours="add_remove")
     space.register_exact(LpBall(k, 1), 1.0, "S_T = {+-e_i}: the hull is the unit l1 ball")
-    return publish(
-        counts,
-        {},
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label,
-        names=names,
-        owner=owner,
-        key=("histogram", k, neighbours),
-        counts=True,  # integer counts: the geometric mechanism, exactly (no rounding, no slack)
-    )
+    return publish(counts, {}, space, request, names=names, key=key, counts=True)
 
 
 def _l1_dual(c):
@@ -127,27 +108,12 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     >>> release.value.shape, round(float(release.value.sum()))  # the counts sum to n exactly
     ((5,), 1000)
     """
-    owner = "knorm.stats.histogram"
-    epsilon = check_positive(epsilon, "epsilon", owner)
-    neighbours = check_neighbours(neighbours, owner)
-    A = as_columns(x, owner)
-    if A.shape[1] != 1:
-        raise ValueError(f"The 'x' parameter of {owner} must be one column. Got {A.shape[1]} columns instead.")
-    edges = _check_edges(bins, owner)
-    idx = _bin_indices(A, [edges], owner)
-    counts = np.bincount(idx, minlength=len(edges) - 1)
+    request = Request.checked("knorm.stats.histogram", epsilon, rng=rng, accountant=accountant, label=label)
+    neighbours = check_neighbours(neighbours, request.owner)
+    A = check_one_column(as_columns(x, request.owner), request.owner)
+    edges = _check_edges(bins, request.owner)
     names = tuple(f"[{a:g}, {b:g})" for a, b in zip(edges[:-1], edges[1:]))
-    return _release_counts(
-        counts,
-        n_records(A),
-        neighbours,
-        epsilon,
-        accountant=accountant,
-        rng=rng,
-        label=label or "histogram",
-        names=names,
-        owner=owner,
-    )
+    return _release_cells(A, [edges], names, neighbours, request)
 
 
 @fill_doc
@@ -176,8 +142,8 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     >>> histogramdd(X, [[0, 0.5, 1], [0, 0.5, 1]], epsilon=1.0, rng=1).value.shape
     (4,)
     """
-    owner = "knorm.stats.histogramdd"
-    epsilon = check_positive(epsilon, "epsilon", owner)
+    request = Request.checked("knorm.stats.histogramdd", epsilon, rng=rng, accountant=accountant, label=label)
+    owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(X, owner, "X")
     if not isinstance(bins, (list, tuple, np.ndarray)) or (isinstance(bins, np.ndarray) and bins.ndim == 0):
@@ -190,21 +156,8 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
             f"The 'bins' parameter of {owner} must give edges for each of the {A.shape[1]} columns. Got {len(bins)} instead."
         )
     edge_list = [_check_edges(b, owner) for b in bins]
-    idx = _bin_indices(A, edge_list, owner)
-    shape = [len(e) - 1 for e in edge_list]
-    counts = np.bincount(idx, minlength=int(np.prod(shape)))
-    names = tuple("cell " + ",".join(map(str, c)) for c in np.ndindex(*shape))
-    return _release_counts(
-        counts,
-        n_records(A),
-        neighbours,
-        epsilon,
-        accountant=accountant,
-        rng=rng,
-        label=label or "histogram",
-        names=names,
-        owner=owner,
-    )
+    names = tuple("cell " + ",".join(map(str, c)) for c in np.ndindex(*[len(e) - 1 for e in edge_list]))
+    return _release_cells(A, edge_list, names, neighbours, request)
 
 
 @fill_doc
@@ -240,8 +193,8 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     >>> release.value.shape, round(float(release.value.sum()))
     ((4,), 1200)
     """
-    owner = "knorm.stats.vote"
-    epsilon = check_positive(epsilon, "epsilon", owner)
+    request = Request.checked("knorm.stats.vote", epsilon, rng=rng, accountant=accountant, label=label)
+    owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(scores, owner, "scores")
     A = np.asarray(A.compute() if is_dask(A) else A)
@@ -259,22 +212,14 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     ball = space.hull
     totals = total(A)
     names = tuple(f"candidate {j + 1}" for j in range(d))
+    request, key = request.labelled("vote"), ("vote", d, neighbours)
+    # Borda totals are integers (counts=True): exact integer noise (Notes)
     raw = publish(
-        ball.reduce(totals),
-        {"vote ball": ball},
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label or "vote",
-        names=names[: ball.dim],
-        owner=owner,
-        key=("vote", d, neighbours),
-        counts=True,  # Borda totals are integers: exact integer noise (Notes)
+        ball.reduce(totals), {"vote ball": ball}, space, request, names=names[: ball.dim], key=key, counts=True
     )
     if neighbours == "add_remove":
         return raw
-    return raw.postprocess(Expand(ball, n), label=label or "vote", names=names)
+    return raw.postprocess(Expand(ball, n), label=request.label, names=names)
 
 
 _ = math

@@ -11,10 +11,10 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._exact import RecordSums
 from knorm._ingest import as_columns, check_bounds, clip_count, n_records
-from knorm._validation import check_positive, param_error
+from knorm._validation import param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import check_ddof, check_neighbours, publish, standard_box
+from knorm.stats._core import Request, check_ddof, check_neighbours, publish, standard_box
 from knorm.stats._transforms import CovarianceFromMoments
 
 __all__ = ["covariance", "covariance_matrix", "mean_and_covariance", "second_moment_ball"]
@@ -157,15 +157,13 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
     >>> release.names
     ('mean x1', 'mean x2', 'cov 1,1', 'cov 1,2', 'cov 2,2')
     """
-    return _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, label, _OWNER)
+    request = Request.checked("knorm.stats.mean_and_covariance", epsilon, rng=rng, accountant=accountant, label=label)
+    return _mean_and_covariance(X, bounds, ddof, neighbours, request)
 
 
-_OWNER = "knorm.stats.mean_and_covariance"
-
-
-def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, label, owner):
-    """:func:`mean_and_covariance`, naming ``owner`` in its errors."""
-    epsilon = check_positive(epsilon, "epsilon", owner)
+def _mean_and_covariance(X, bounds, ddof, neighbours, request):
+    """:func:`mean_and_covariance` after epsilon, naming ``request.owner`` in its errors."""
+    owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(X, owner, "X", finite=False)  # NaN and inf: refused by clip_count's one scan
     p = A.shape[1]
@@ -199,19 +197,8 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
     names = tuple(t.names)
     if standardised:
         names = tuple(name.replace("x", "z") for name in names)
-    raw = publish(
-        value,
-        candidates,
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label or ("moments of the standardised columns" if standardised else "moments of the columns"),
-        names=names,
-        owner=owner,
-        key=key,
-        prefer_lattice=True,
-    )
+    moments = request.labelled("moments of the standardised columns" if standardised else "moments of the columns")
+    raw = publish(value, candidates, space, moments, names=names, key=key, prefer_lattice=True)
     n = None if with_count else n_records(A)
     tri = np.triu_indices(p)
     names = tuple(f"mean x{j + 1}" for j in range(p)) + tuple(f"cov {j + 1},{k + 1}" for j, k in zip(*tri))
@@ -219,7 +206,7 @@ def _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, 
         transform = CovarianceFromMoments(p, n=n, ddof=ddof, centre=tuple(centre.tolist()), scale=tuple(scale.tolist()))
     else:
         transform = CovarianceFromMoments(p, n=n, ddof=ddof)
-    return raw.postprocess(transform, label=label or "mean and covariance", names=names)
+    return raw.postprocess(transform, label=request.label or "mean and covariance", names=names)
 
 
 @functools.lru_cache(maxsize=16)
@@ -264,9 +251,10 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
     >>> covariance(X, (-1, 1), epsilon=1.0, rng=1).value.shape
     (6,)
     """
-    both = _mean_and_covariance(X, bounds, epsilon, ddof, neighbours, accountant, rng, label, "knorm.stats.covariance")
+    request = Request.checked("knorm.stats.covariance", epsilon, rng=rng, accountant=accountant, label=label)
+    both = _mean_and_covariance(X, bounds, ddof, neighbours, request)
     p = int(round((math.sqrt(8 * len(both.value) + 9) - 3) / 2))  # p + p (p + 1) / 2 entries
-    return both.postprocess(_DropMeans(p), label=label or "covariance", names=both.names[p:])
+    return both.postprocess(_DropMeans(p), label=request.label or "covariance", names=both.names[p:])
 
 
 class _DropMeans:

@@ -7,10 +7,9 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._exact import RecordSums
 from knorm._ingest import as_columns, clip_count
-from knorm._validation import check_positive
 from knorm.mechanisms import choose_mechanism
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import check_neighbours
+from knorm.stats._core import Request, check_neighbours
 
 __all__ = ["release"]
 
@@ -51,8 +50,10 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
     >>> release(t, x, epsilon=1.0, rng=1).names
     ('sum x', 'sum x^2')
     """
-    owner = "knorm.stats.release"
-    epsilon = check_positive(epsilon, "epsilon", owner)
+    request = Request.checked(
+        "knorm.stats.release", epsilon, rng=rng, accountant=accountant, label=label or "statistic"
+    )
+    owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(data, owner, "data")
     if isinstance(statistic, QuadraticStatistic):
@@ -94,8 +95,8 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
     # The ranking (it certifies every candidate's sensitivity: about 0.4 s for a 3-coordinate quadratic
     # statistic) is kept by the public description of S_T: the statistic's coefficients and box, or its
     # values on the declared records, and the neighbours.
-    choice = choose_mechanism(space, epsilon, key=("knorm.stats.release", *key), reduce=False, owner=owner)
-    return choice.release(sums, rng=rng, accountant=accountant, label=label or "statistic", names=names)
+    choice = choose_mechanism(space, request.epsilon, key=(owner, *key), reduce=False, owner=owner)
+    return request.release(choice, sums, names)
 
 
 def _quadratic_error_magnitude(statistic):

@@ -20,10 +20,10 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._exact import Records, RecordSums
 from knorm._ingest import n_records
-from knorm._validation import check_positive, param_error
+from knorm._validation import param_error
 from knorm.geometry import K2Ball, LinearImage, LpBall
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import check_ddof, check_neighbours, ingest, publish, standard_box
+from knorm.stats._core import Request, check_ddof, check_neighbours, ingest, publish, standard_box
 from knorm.stats._transforms import MomentsFromStandardised, VarianceFromMoments
 from knorm.stats.sums import _release_sum
 
@@ -77,16 +77,18 @@ def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", a
     owner = "knorm.stats.moments"
     if isinstance(order, bool) or order not in (1, 2):
         raise ValueError(f"The 'order' parameter of {owner} must be 1 or 2. Got {order!r} instead.")
-    epsilon = check_positive(epsilon, "epsilon", owner)
+    request = Request.checked(owner, epsilon, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, owner)
     norm = _check_norm(norm, neighbours, owner)
     X, lo, hi, outside = ingest(x, bounds, owner, one_column=order == 2)
     if order == 1:
-        return _release_sum(X, lo, hi, outside, epsilon, neighbours, None, accountant, rng, label or "sum", owner)
-    raw, scales = _release_moments(X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label, owner)
+        return _release_sum(X, lo, hi, outside, neighbours, None, request.labelled("sum"))
+    raw, scales = _release_moments(X, lo, hi, outside, neighbours, norm, request)
     if scales is None:
         return raw
-    return raw.postprocess(MomentsFromStandardised(*scales), label=label or "moments", names=("sum x", "sum x^2"))
+    return raw.postprocess(
+        MomentsFromStandardised(*scales), label=request.label or "moments", names=("sum x", "sum x^2")
+    )
 
 
 def _check_norm(norm, neighbours, owner):
@@ -105,10 +107,10 @@ def _check_norm(norm, neighbours, owner):
     return norm
 
 
-def _release_moments(X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label, owner):
+def _release_moments(X, lo, hi, outside, neighbours, norm, request):
     """(the raw release of :func:`moments` of one checked column, (n, c, w) of its standardisation or None)."""
     if norm == "mean":
-        return _mean_focus(X, lo, hi, outside, epsilon, accountant, rng, label, owner)
+        return _mean_focus(X, lo, hi, outside, request)
     count_coord = neighbours == "add_remove"
     A = np.zeros((2 + count_coord, 1, 1))
     A[-1, 0, 0] = 1.0
@@ -130,7 +132,7 @@ def _release_moments(X, lo, hi, outside, epsilon, neighbours, norm, accountant, 
                 "a pair (lower, upper) whose map z -> (x, x^2) from [-1, 1] is well conditioned (condition number below 1e12: "
                 "roughly a half-width between 1e-6 and 1e6 and a centre within 1e6 half-widths of 0)"
             )
-            raise param_error("bounds", owner, rule, (float(lo[0]), float(hi[0])))
+            raise param_error("bounds", request.owner, rule, (float(lo[0]), float(hi[0])))
         hull = LinearImage(K2Ball(), M, name="hull of (x, x^2)")
         space = SensitivitySpace.additive(t, None, hull=hull)
         space.register_exact(hull, 1.0, "M K_2: the hull of S_T (paper Example 2.1, errata item 3)")
@@ -139,19 +141,8 @@ def _release_moments(X, lo, hi, outside, epsilon, neighbours, norm, accountant, 
         space = SensitivitySpace.additive(t, None, neighbours="add_remove")
         outer = _outer_moment_hull(float(lo[0]), float(hi[0]))
         candidates = {outer.name: outer, "linf": LpBall(3, math.inf)}
-    raw = publish(
-        value,
-        candidates,
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label or "moments",
-        names=tuple(names),
-        owner=owner,
-        key=("moments", float(lo[0]), float(hi[0]), neighbours),
-    )
-    return raw, None
+    key = ("moments", float(lo[0]), float(hi[0]), neighbours)
+    return publish(value, candidates, space, request.labelled("moments"), names=tuple(names), key=key), None
 
 
 def _with_square(block):
@@ -198,7 +189,7 @@ _MEAN_FOCUS_PROOF = (
 )
 
 
-def _mean_focus(X, lo, hi, outside, epsilon, accountant, rng, label, owner):
+def _mean_focus(X, lo, hi, outside, request):
     """The release of norm='mean': (sum u, sum u^2) of u = (x - c) / w through the unit l1 ball.
 
     Proof (the ball is certified, with Delta = 1 exactly). :func:`~knorm.stats._core.standard_box`
@@ -233,12 +224,8 @@ def _mean_focus(X, lo, hi, outside, epsilon, accountant, rng, label, owner):
         value,
         {"l1 of standardised (x, x^2)": ball},
         space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label or f"moments of u = (x - {c:g}) / {w:g}",
+        request.labelled(f"moments of u = (x - {c:g}) / {w:g}"),
         names=("sum u", "sum u^2"),
-        owner=owner,
         key=("moments", "mean focus"),
         rounding_share=_MEAN_FOCUS_ROUNDING,
     )
@@ -353,32 +340,23 @@ def var(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
     >>> release.parent.ball_name, bool(abs(release.value[0] - x.mean()) < 0.01)
     ('l1 of standardised (x, x^2)', True)
     """
-    owner = "knorm.stats.var"
-    X, lo, hi, outside, n, epsilon = _checked_for_variance(x, bounds, epsilon, ddof, norm, neighbours, owner)
-    raw, scales = _release_moments(
-        X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label or "variance: moments", owner
-    )
-    transform = _variance_map(n, ddof, scales, std=False)
-    return raw.postprocess(transform, label=label or "variance", names=("mean", "variance"))
+    request = Request.checked("knorm.stats.var", epsilon, rng=rng, accountant=accountant, label=label)
+    return _release_spread(x, bounds, ddof, norm, neighbours, request, std=False)
 
 
-def _variance_map(n, ddof, scales, std):
-    """The post-processing of the raw moments to (mean, variance or std)."""
-    if scales is None:
-        return VarianceFromMoments(n=n, ddof=ddof, std=std)
-    _, c, w = scales
-    return VarianceFromMoments(n=n, ddof=ddof, std=std, centre=c, width=w)
-
-
-def _checked_for_variance(x, bounds, epsilon, ddof, norm, neighbours, owner):
-    """The door of :func:`var` and :func:`std`: (one column, lower, upper, values outside, public n or None, epsilon)."""
-    epsilon = check_positive(epsilon, "epsilon", owner)
+def _release_spread(x, bounds, ddof, norm, neighbours, request, *, std):
+    """:func:`var` (or with ``std``, :func:`std`) after epsilon: the rest of the door, then the release."""
+    owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     _check_norm(norm, neighbours, owner)
     X, lo, hi, outside = ingest(x, bounds, owner, one_column=True)
     n = n_records(X) if neighbours == "replace" else None
     check_ddof(ddof, n, owner)
-    return X, lo, hi, outside, n, epsilon
+    name = "std" if std else "variance"
+    raw, scales = _release_moments(X, lo, hi, outside, neighbours, norm, request.labelled(f"{name}: moments"))
+    _, c, w = (None, 0.0, 1.0) if scales is None else scales  # centre 0, width 1: the moments of x itself
+    transform = VarianceFromMoments(n=n, ddof=ddof, std=std, centre=c, width=w)
+    return raw.postprocess(transform, label=request.label or name, names=("mean", name))
 
 
 @fill_doc
@@ -411,9 +389,5 @@ def std(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
     >>> std(x, (0, 10), epsilon=1.0, rng=1).names
     ('mean', 'std')
     """
-    owner = "knorm.stats.std"
-    X, lo, hi, outside, n, epsilon = _checked_for_variance(x, bounds, epsilon, ddof, norm, neighbours, owner)
-    raw, scales = _release_moments(
-        X, lo, hi, outside, epsilon, neighbours, norm, accountant, rng, label or "std: moments", owner
-    )
-    return raw.postprocess(_variance_map(n, ddof, scales, std=True), label=label or "std", names=("mean", "std"))
+    request = Request.checked("knorm.stats.std", epsilon, rng=rng, accountant=accountant, label=label)
+    return _release_spread(x, bounds, ddof, norm, neighbours, request, std=True)

@@ -22,10 +22,9 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._exact import Records, RecordSums
 from knorm._ingest import as_columns, is_dask, n_records, row_blocks
-from knorm._validation import check_positive
 from knorm.geometry import LinearImage
 from knorm.sensitivity import SensitivitySpace, count_space, sum_space
-from knorm.stats._core import check_neighbours, ingest, publish, total
+from knorm.stats._core import Request, check_neighbours, ingest, publish, total
 from knorm.stats._linear import ScaledSupport, check_l0_bound, count_sum_ball, linear_space, sum_ball
 from knorm.stats._transforms import MeanFromSums
 
@@ -71,14 +70,13 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     >>> release.names, release.ball_name, round(release.gain, 3)
     (('sum x1',), 'box hull', 1.0)
     """
-    owner = "knorm.stats.sum"
-    epsilon = check_positive(epsilon, "epsilon", owner)
-    neighbours = check_neighbours(neighbours, owner)
-    X, lo, hi, outside = ingest(x, bounds, owner)
+    request = Request.checked("knorm.stats.sum", epsilon, rng=rng, accountant=accountant, label=label)
+    neighbours = check_neighbours(neighbours, request.owner)
+    X, lo, hi, outside = ingest(x, bounds, request.owner)
     if l0_bound is not None:
-        l0_bound = check_l0_bound(l0_bound, X.shape[1], owner)
-        _check_l0_data(X, lo, hi, l0_bound, owner)
-    return _release_sum(X, lo, hi, outside, epsilon, neighbours, l0_bound, accountant, rng, label or "sum", owner)
+        l0_bound = check_l0_bound(l0_bound, X.shape[1], request.owner)
+        _check_l0_data(X, lo, hi, l0_bound, request.owner)
+    return _release_sum(X, lo, hi, outside, neighbours, l0_bound, request.labelled("sum"))
 
 
 def _check_l0_data(X, lo, hi, l0_bound, owner):
@@ -97,40 +95,22 @@ def _check_l0_data(X, lo, hi, l0_bound, owner):
         )
 
 
-def _release_sum(X, lo, hi, outside, epsilon, neighbours, l0_bound, accountant, rng, label, owner):
+def _release_sum(X, lo, hi, outside, neighbours, l0_bound, request):
     """The release of :func:`sum` for inputs checked at the door (``outside``: values to clip)."""
-    p = X.shape[1]
     value = RecordSums((Records(X, lo, hi, clip=outside > 0), np.maximum(np.abs(lo), np.abs(hi)), True))
-    names = tuple(f"sum x{j + 1}" for j in range(p))
+    names = tuple(f"sum x{j + 1}" for j in range(X.shape[1]))
     if l0_bound is not None:
         space, ball = _l0_sum_space(tuple(hi.tolist()), l0_bound, neighbours)
-        return publish(
-            value,
-            {"sum ball": ball},
-            space,
-            epsilon,
-            rng=rng,
-            accountant=accountant,
-            label=label,
-            names=names,
-            owner=owner,
-            key=("sum ball", tuple(hi.tolist()), l0_bound, neighbours),
+        candidates, key = {"sum ball": ball}, ("sum ball", tuple(hi.tolist()), l0_bound, neighbours)
+    else:
+        space, _ = linear_space(lo, hi, neighbours)
+        ball = sum_ball(lo, hi, neighbours)
+        space.register_exact(
+            ball, 1.0, "the hull of S_T (box differences)" if neighbours == "replace" else "contains S_T"
         )
-    space, _ = linear_space(lo, hi, neighbours)
-    ball = sum_ball(lo, hi, neighbours)
-    space.register_exact(ball, 1.0, "the hull of S_T (box differences)" if neighbours == "replace" else "contains S_T")
-    return publish(
-        value,
-        {ball.name: ball},  # the hull, or the symmetric box: inside Delta_inf B_inf, so linf never beats it
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label,
-        names=names,
-        owner=owner,
-        key=("sum", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
-    )
+        # the hull, or the symmetric box: inside Delta_inf B_inf, so linf never beats it
+        candidates, key = {ball.name: ball}, ("sum", tuple(lo.tolist()), tuple(hi.tolist()), neighbours)
+    return publish(value, candidates, space, request, names=names, key=key)
 
 
 @fill_doc
@@ -167,8 +147,8 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     >>> release.names, release.sensitivity.value
     (('count 1',), 1.0)
     """
-    owner = "knorm.stats.count"
-    epsilon = check_positive(epsilon, "epsilon", owner)
+    request = Request.checked("knorm.stats.count", epsilon, rng=rng, accountant=accountant, label=label)
+    owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(x, owner, finite=False)  # 0/1 indicators are finite: one check covers both
     d = X.shape[1]
@@ -187,20 +167,9 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
             f"The 'x' parameter of {owner} must have at most l0_bound = {space.hull.l0_bound} ones per record (the "
             f"declared rule). Got records with more instead."
         )
-    names = tuple(f"count {j + 1}" for j in range(d))
-    return publish(
-        counts,
-        {"count ball": space.hull},
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label or "count",
-        names=names,
-        owner=owner,
-        key=("count", d, l0_bound, neighbours),
-        counts=True,
-    )
+    names, key = tuple(f"count {j + 1}" for j in range(d)), ("count", d, l0_bound, neighbours)
+    request = request.labelled("count")
+    return publish(counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True)
 
 
 @fill_doc
@@ -240,32 +209,22 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     >>> round(float(release.value[0]), 2), release.parent.names
     (4.99, ('sum x1',))
     """
-    owner = "knorm.stats.mean"
-    epsilon = check_positive(epsilon, "epsilon", owner)
-    neighbours = check_neighbours(neighbours, owner)
-    X, lo, hi, outside = ingest(x, bounds, owner)
+    request = Request.checked("knorm.stats.mean", epsilon, rng=rng, accountant=accountant, label=label)
+    neighbours = check_neighbours(neighbours, request.owner)
+    X, lo, hi, outside = ingest(x, bounds, request.owner)
     names = tuple(f"mean x{j + 1}" for j in range(X.shape[1]))
     if neighbours == "replace":
-        raw = _release_sum(X, lo, hi, outside, epsilon, neighbours, None, accountant, rng, label or "mean: sum", owner)
-        return raw.postprocess(MeanFromSums(n=n_records(X)), label=label or "mean", names=names)
+        raw = _release_sum(X, lo, hi, outside, neighbours, None, request.labelled("mean: sum"))
+        return raw.postprocess(MeanFromSums(n=n_records(X)), label=request.label or "mean", names=names)
     mag = np.maximum(np.abs(lo), np.abs(hi))
     value = RecordSums(RecordSums.exact(n_records(X)), (Records(X, lo, hi, clip=outside > 0), mag, True))
     space, space_names = linear_space(lo, hi, neighbours, with_count=True)
     ball = count_sum_ball(lo, hi)
     space.register_exact(ball, 1.0, "the hull of S_T = +-(1, box): L [-1, 1]^(p+1), with (1, hi) on its boundary")
-    raw = publish(
-        value,
-        {ball.name: ball},  # the exact hull: nothing else can beat it
-        space,
-        epsilon,
-        rng=rng,
-        accountant=accountant,
-        label=label or "mean: count and sums",
-        names=space_names,
-        owner=owner,
-        key=("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours),
-    )
-    return raw.postprocess(MeanFromSums(), label=label or "mean", names=names)
+    key = ("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours)
+    # the exact hull: nothing else can beat it
+    raw = publish(value, {ball.name: ball}, space, request.labelled("mean: count and sums"), names=space_names, key=key)
+    return raw.postprocess(MeanFromSums(), label=request.label or "mean", names=names)
 
 
 @functools.lru_cache(maxsize=32)
