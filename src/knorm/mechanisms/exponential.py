@@ -15,7 +15,7 @@ proposes candidates uniformly and keeps a proposal with probability exp(-x_c), b
 Canonne, Kamath & Steinke's Bernoulli(exp(-x)) for rational x (their Algorithm 1; the
 samplers of :mod:`knorm.noise.discrete`): a kept proposal has law proportional to
 exp(-x_c), exactly, with no floating point anywhere. The best candidate has weight 1, so
-at most |C| proposals are expected.
+at most n_C proposals are expected.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def sample_index(scores, rate, gen, *, batch=None):
     gen : numpy.random.Generator
         Source of randomness; only ``integers`` is called.
     batch : int, optional
-        Proposals per batch (default: |C| within [64, 2^16]); the law does not depend on it.
+        Proposals per batch (default: n_C within [64, 2^16]); the law does not depend on it.
 
     Returns
     -------
@@ -153,7 +153,7 @@ class ExponentialRelease(Release):
     method, sampler, caveats, gain, names, parent, transform, lattice_spacing, noise_law : object
         As for :class:`Release` (``noise_law`` is None: the value is not the statistic plus noise).
     n_candidates : int
-        |C|, the number of public candidates of each row.
+        n_C, the number of public candidates of each row.
     rates : tuple of Fraction
         The exact rate of each row per integer score unit (eps'_row / (2 Delta_row), Delta_row
         in integer units); empty inside ``nonprivate()``.
@@ -177,10 +177,10 @@ class ExponentialRelease(Release):
         Returns
         -------
         ndarray of float
-            The bound t = unit ln(|C| / alpha) / rate, that is (2 Delta / eps') ln(|C| / alpha): the
+            The bound t = unit ln(n_C / alpha) / rate, that is (2 Delta / eps') ln(n_C / alpha): the
             utility theorem of the exponential mechanism (McSherry & Talwar 2007; Dwork &
-            Roth 2014, Theorem 3.11: P(s >= OPT + (2 Delta / eps')(ln |C| + u)) <= exp(-u),
-            the scores here being losses). Public: it depends on epsilon, Delta and |C|
+            Roth 2014, Theorem 3.11: P(s >= OPT + (2 Delta / eps')(ln n_C + u)) <= exp(-u),
+            the scores here being losses). Public: it depends on epsilon, Delta and n_C
             only. Inside ``nonprivate()`` the best candidates were released: t = 0.
         """
         alpha = check_probability(alpha, "alpha", "ExponentialRelease.score_error")
@@ -271,7 +271,7 @@ class ExponentialMechanism(ReleaseRules):
         ----------
         scores : sequence of sequences of int
             Integer scores (lower is better), one row per selection, one entry per candidate.
-        candidates : array_like of shape (|C|,)
+        candidates : array_like of shape (n_candidates,)
             The public candidates; row i releases ``candidates[c_i]``.
         sensitivity : int or Fraction, or a sequence of them (one per row)
             Delta, a certified bound on the l_inf sensitivity of each row's score vector on

@@ -27,7 +27,7 @@ __all__ = ["median", "quantile"]
 
 #: Default number of grid points: lower + (upper - lower) j / 2^16, j = 0, ..., 2^16.
 GRID_SIZE = (1 << 16) + 1
-#: Largest number of candidates (scoring and sampling are O(|C|) per quantile).
+#: Largest number of candidates (scoring and sampling are O(n_C) per quantile).
 MAX_CANDIDATES = 1 << 22
 #: Levels q are read as the nearest fraction a / b with b at most this (0.1 is 1/10).
 LEVEL_DENOMINATOR = 1 << 20
@@ -92,7 +92,7 @@ def _check_candidates(candidates, lo, hi, owner):
 
 def _cell_counts(column, grid):
     """Counts of the records rounded to the nearest candidate (a midpoint goes down): cell j holds the x
-    with m_(j-1) < x <= m_j, m_j = (grid[j] + grid[j + 1]) / 2 (m_(-1) = -inf, m_(|C|-1) = +inf)."""
+    with m_(j-1) < x <= m_j, m_j = (grid[j] + grid[j + 1]) / 2 (m_(-1) = -inf, m_(n_C-1) = +inf)."""
     m = len(grid)
     mids = grid[:-1] / 2 + grid[1:] / 2  # halves first: no overflow near the largest bounds
     if is_dask(column):
@@ -108,7 +108,7 @@ def rank_scores(counts, level):
 
     Parameters
     ----------
-    counts : ndarray of int64, shape (|C|,)
+    counts : ndarray of int64, shape (n_candidates,)
         Records per candidate after rounding to the nearest one (:func:`_cell_counts`).
     level : Fraction
         q = a / b.
@@ -117,7 +117,7 @@ def rank_scores(counts, level):
     -------
     ndarray of int64
         S_j = max(0, b N_{j-1} - a n, a n - b N_j), where N_j is the number of records at or
-        below candidate j after rounding to the nearest candidate (N_{-1} = 0, N_{|C|-1} = n).
+        below candidate j after rounding to the nearest candidate (N_{-1} = 0, N_{n_C-1} = n).
 
     Notes
     -----
@@ -191,7 +191,7 @@ def quantile(
     exp(-eps s_j / (2 Delta)) (McSherry & Talwar 2007, Theorem 6), sampled exactly
     (:mod:`knorm.mechanisms.exponential`). The best score is 0 (the rounded data's own
     q-quantile is a candidate), so with probability 1 - alpha the released c_j satisfies
-    N_{j-1} - t <= q n <= N_j + t with t = (2 Delta / eps) ln(|C| / alpha) records
+    N_{j-1} - t <= q n <= N_j + t with t = (2 Delta / eps) ln(n_C / alpha) records
     (``score_error``): c_j is a q'-quantile of the rounded data for some |q' - q| <= t / n,
     and within half a grid step of a q'-quantile of the data itself.
 
