@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from knorm.noise import discrete
+from knorm.noise import discrete, dyadic
 from knorm.noise.discrete import bernoulli_exp, discrete_laplace, geometric
 from tests.settings import ALPHA, SEED
 
@@ -333,8 +333,8 @@ def test_fast_path_uniform_part_with_strong_tilt(monkeypatch):
     # low-bit path, Algorithm 1's later rounds and redraws of R. G mod 2^j (= R) and
     # G div 2^j (= Q) are checked separately against their exact laws; failure rate
     # 2 ALPHA.
-    monkeypatch.setattr(discrete, "_BLOCK_RATE_BITS", 1)
-    monkeypatch.setattr(discrete, "_MAX_BLOCK_BITS", discrete._W_SHIFT - 2)
+    monkeypatch.setattr(dyadic, "_BLOCK_RATE_BITS", 1)  # the fast path lives in knorm.noise.dyadic
+    monkeypatch.setattr(dyadic, "_MAX_BLOCK_BITS", discrete._W_SHIFT - 2)
     discrete._geometric_table.cache_clear()
     s, tau = 3, 12
     j = discrete._block_bits(s, tau)

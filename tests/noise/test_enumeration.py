@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from knorm.noise import discrete
+from knorm.noise import discrete, dyadic
 from knorm.noise.discrete import bernoulli_exp, discrete_laplace, geometric
 from tests.noise.enumeration import check_law, enumerate_law, exp_neg, restarting, spot_check
 
@@ -69,7 +69,7 @@ def test_bernoulli_exp_exact(num, den):
 
 # -- geometric and discrete Laplace: the dyadic fast path ------------------------------------
 def _fast_laplace_law(s, t, threshold):
-    with restarting(discrete, "_fast_dyadic", RESTART):
+    with restarting(dyadic, "_fast_dyadic", RESTART):
         return enumerate_law(lambda rng: int(discrete_laplace(s, t, rng=rng)), threshold=threshold, restart=RESTART)
 
 
@@ -119,7 +119,7 @@ def test_fast_path_classes_are_honest():
     The same enumeration with the top member and with a random member of every class in
     place of the lowest gives the same law, path for path.
     """
-    with restarting(discrete, "_fast_dyadic", RESTART):
+    with restarting(dyadic, "_fast_dyadic", RESTART):
         spot_check(lambda rng: int(discrete_laplace(3, 1024, rng=rng)), threshold=Fraction(1, 10**4), restart=RESTART)
     spot_check(lambda rng: int(geometric(1, 128, rng=rng)), threshold=Fraction(1, 10**4))
 
@@ -228,7 +228,7 @@ def test_enumeration_sees_a_one_percent_bias():
             return 0
         return y
 
-    with restarting(discrete, "_fast_dyadic", RESTART):
+    with restarting(dyadic, "_fast_dyadic", RESTART):
         law = enumerate_law(biased, threshold=Fraction(1, 10**5), restart=RESTART)
     with pytest.raises(AssertionError, match="atom 0"):
         check_law(law, _laplace_target(Fraction(1, 128)), max_pruned=Fraction(1, 10))

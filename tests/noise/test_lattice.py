@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from knorm.geometry import K2Ball, LpBall, OracleBall, Polytope, k3_ball
-from knorm.noise import discrete, lattice
+from knorm.noise import discrete, lattice, rational_polytope
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
 from tests.noise.test_discrete import chi2_pvalue
 from tests.noise.test_laws import hexagon, k2_k3_intersection
@@ -180,7 +180,7 @@ def test_float_gauge_equals_int64_gauge(build):
 @pytest.mark.parametrize("mnk", [1, 40, 200, 5000])
 def test_gauge_pieces_for_blas_are_exact(mnk, monkeypatch):
     # Small caps on one BLAS call: the products are split by points, by rows, or both, in either layout.
-    monkeypatch.setattr(lattice, "_BLAS_MNK", mnk)
+    monkeypatch.setattr(rational_polytope, "_BLAS_MNK", mnk)  # RationalPolytope lives there
     P = to_rational_polytope(Polytope.from_points(np.random.default_rng(7).normal(size=(12, 3))), axis_scale=2.0**-6)
     rng = np.random.default_rng(SEED)
     for n in (1, 5, 300):

@@ -90,7 +90,7 @@ class InversionTable:
     is a rational function of q with rational coefficients and q is
     transcendental (Lindemann 1882), so F(x) is irrational and U = F(x) has
     probability 0. The table holds integers lo_x <= 2^bits F(x) <= hi_x, from
-    fixed-point brackets of q^x (:func:`~knorm.noise.discrete._exp_neg_interval`,
+    fixed-point brackets of q^x (:func:`~knorm.noise.geometric_table._exp_neg_interval`,
     rounding down and up), exact integer weights, and a bound on the tail
     sum_{y > e} w(y) q^y <= t_e rho / (1 - rho), rho = w(e + 1) q / w(e) (the ratio
     w(y + 1) / w(y) decreases in y). For the first ``bits`` bits
