@@ -70,7 +70,9 @@ def test_spend_takes_exactly_one_of_epsilon_and_rho():
 
 
 def test_totals_are_exclusive_and_checked(tmp_path):
-    with pytest.raises(ValueError, match="'total_epsilon' and 'total_rho' parameters of PrivacyAccountant are exclusive"):
+    with pytest.raises(
+        ValueError, match="'total_epsilon' and 'total_rho' parameters of PrivacyAccountant are exclusive"
+    ):
         PrivacyAccountant(1.0, total_rho=0.5)
     with pytest.raises(ValueError, match="The 'total_rho' parameter of PrivacyAccountant.create must be a float"):
         PrivacyAccountant.create(tmp_path / "x.sqlite", total_rho=-1)

@@ -122,7 +122,7 @@ def test_refusals():
 def _renyi(sigma2, shift, alpha, reach=400):
     """D_alpha(N_Z(shift, sigma^2) || N_Z(0, sigma^2)), summed over the support (floats, far tails cut)."""
     y = np.arange(-reach, reach + 1, dtype=float)
-    logp = -(y - shift) ** 2 / (2 * sigma2)
+    logp = -((y - shift) ** 2) / (2 * sigma2)
     logq = -(y**2) / (2 * sigma2)
     lz = np.logaddexp.reduce(logq)  # the same normaliser for both (an integer shift)
     return np.logaddexp.reduce(alpha * (logp - lz) + (1 - alpha) * (logq - lz)) / (alpha - 1)

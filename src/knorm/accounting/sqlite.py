@@ -349,7 +349,9 @@ class SQLiteLedger:
                 f"version of knorm reads versions {VERSION!r} (epsilon) and {RHO_VERSION!r} (rho) only."
             )
         if meta["version"] == RHO_VERSION and (meta.get("budget") != "rho" or "total_rho" not in meta):
-            raise ValueError(f"'{self.path}' is a damaged knorm privacy ledger (a version 2 file without its rho total).")
+            raise ValueError(
+                f"'{self.path}' is a damaged knorm privacy ledger (a version 2 file without its rho total)."
+            )
         # A truncated or damaged file can still show its first pages: check every page.
         check = [row[0] for row in conn.execute("PRAGMA quick_check")]
         if check != ["ok"]:
@@ -416,7 +418,9 @@ class SQLiteLedger:
                 )
                 row = (label, description, entry.time.isoformat(), fp)
                 if rho:
-                    conn.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", (entry.position, charge, epsilon, *row))
+                    conn.execute(
+                        "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", (entry.position, charge, epsilon, *row)
+                    )
                 else:
                     conn.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)", (entry.position, charge, *row))
                 conn.execute("COMMIT")
