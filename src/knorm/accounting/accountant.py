@@ -453,11 +453,11 @@ class PrivacyAccountant:
         epsilon : float, optional
             The privacy loss of a pure epsilon-DP release, in (0, inf). On a rho ledger it
             is charged eps^2 / 2 (rounded up; Bun & Steinke 2016, Proposition 1.4).
+        label : str, default ''
+            What is released (stored with ``str``).
         rho : float, optional
             Instead of ``epsilon`` (exactly one of the two): the rho of a rho-zCDP release,
             in (0, inf). Only a rho ledger accepts it.
-        label : str, default ''
-            What is released (stored with ``str``).
         description : str, default ''
             How the release is made: its mechanism, ball and sensitivity (stored with ``str``).
         seed : None, int, sequence of int, SeedSequence, BitGenerator or Generator, default None

@@ -106,7 +106,7 @@ def cks_epsilon(rho, delta):
     Returns
     -------
     float
-        max(0, inf over alpha > 1 of eps(alpha)), evaluated at the order alpha found by
+        The value max(0, inf over alpha > 1 of eps(alpha)), evaluated at the order alpha found by
         bisection and rounded up (see Notes).
 
     Notes
@@ -154,8 +154,8 @@ def epsilon_from_rho(rho, delta):
     Returns
     -------
     float
-        min(Bun & Steinke 2016 Proposition 1.3, Canonne, Kamath & Steinke 2020 Corollary 13),
-        each rounded up.
+        The smaller of Bun & Steinke (2016, Proposition 1.3) and Canonne, Kamath &
+        Steinke (2020, Corollary 13), each rounded up.
 
     Notes
     -----

@@ -140,8 +140,8 @@ def discrete_gaussian(num, den, size=None, *, rng=None):
     Parameters
     ----------
     num, den : int
-        sigma^2 = num / den > 0, a rational; the acceptance denominator (module docstring)
-        must fit in int64.
+        The variance parameter sigma^2 = num / den > 0, a rational; the acceptance
+        denominator (module docstring) must fit in int64.
     size : int or tuple of ints, optional
         Output shape; None draws one value.
     rng : None, int, SeedSequence or numpy.random.Generator, optional
@@ -197,7 +197,7 @@ def lattice_sigma2(target):
     Returns
     -------
     Fraction
-        sigma^2 >= target: for t >= 64 (t the proposal's scale, sigma <= t < 2 sigma) a
+        A sigma^2 >= target: for t >= 64 (t the proposal's scale, sigma <= t < 2 sigma) a
         multiple of t / 64 (the acceptance denominator is then at most 2^13 sigma^2), or of
         t beyond sigma^2 = 2^50; for a smaller sigma a multiple of 2^-12 / t.
 
@@ -257,7 +257,7 @@ class DiscreteGaussianNoise(NoiseLaw):
 
     @property
     def scale(self):
-        """sigma, the standard deviation parameter (float)."""
+        """The standard deviation parameter sigma (float)."""
         return math.sqrt(self.sigma2)
 
     @property
