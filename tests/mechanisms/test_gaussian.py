@@ -220,3 +220,29 @@ def test_six_columns_shaped_trace_figure():
     spherical = GaussianMechanism(math.sqrt(27), rho=0.5, dim=27, sampler="continuous")
     ratio = np.trace(shaped.covariance) / np.trace(spherical.covariance)
     assert 0.25 < ratio < 0.31
+
+
+class _Sum:
+    """An ExactSum stand-in: on the lattice it returns the rounded point and a certified computation error."""
+
+    note = "sums in exact fixed point (test)"
+
+    def __init__(self, value, error):
+        self.value, self.error = np.asarray(value, float), error
+
+    def resolve(self):
+        return self.value
+
+    def on_lattice(self, spacing, ball):
+        return spacing * np.rint(self.value / spacing), self.error
+
+
+def test_an_exact_sum_is_rounded_on_the_lattice_and_its_error_covered():
+    mech = GaussianMechanism(1.0, rho=0.5, dim=2)
+    exact = mech.release(_Sum([1.0, 2.0], 0.0), rng=None)
+    assert exact.sampler.endswith("; sums in exact fixed point (test)") and exact.noise_scale == mech.sigma
+    covered = mech.release(_Sum([1.0, 2.0], 0.5), rng=None)
+    assert covered.noise_scale == pytest.approx(mech.sigma * 1.5, rel=0.01) and covered.rho == 0.5
+    assert covered.sensitivity == mech.sensitivity  # the statistic's Delta stays; the noise covers Delta + e
+    continuous = GaussianMechanism(1.0, rho=0.5, dim=2, sampler="continuous").release(_Sum([1.0, 2.0], 0.5))
+    assert continuous.noise_scale == 1.0  # resolved to binary64: the caveat, no lattice

@@ -42,6 +42,7 @@ from knorm.mechanisms.lattice import ROUNDING_SHARE, LatticeLaw, check_spacing
 from knorm.mechanisms.objective import FLOAT_CAVEAT
 from knorm.mechanisms.release import Release
 from knorm.mechanisms.release import ball_name as _ball_name
+from knorm.mechanisms.statistic import ExactSum
 from knorm.noise.gaussian import DiscreteGaussianNoise, GaussianNoise, lattice_sigma2
 from knorm.noise.law import NoiseLaw, ZeroNoise
 from knorm.sensitivity import SensitivitySpace
@@ -59,6 +60,13 @@ _SQRT_BITS = 30
 def _as_any(law) -> Any:
     """The discrete Gaussian as a LatticeLaw's integer law (it has the interface LatticeLaw uses)."""
     return law
+
+
+def _times(rho, rows):
+    """rho x rows as a float never below the exact product (the ledger is charged it)."""
+    exact = Fraction(rho) * rows
+    out = float(exact)
+    return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
 
 
 def _sqrt_up(m):
@@ -109,6 +117,11 @@ class GaussianMechanism:
     on_lattice : bool, default False
         Declared: the statistic lies in ``lattice_spacing`` Z^m on every dataset (counts,
         spacing 1). No rounding slack is then paid; a value off the lattice is refused.
+    computation_error : float, default 0.0
+        A certified bound, in l2, on how far the *computation* of the statistic can move a
+        difference of neighbours beyond S_T (spherical only); the noise then covers
+        Delta_2 + computation_error. An :class:`~knorm.mechanisms.statistic.ExactSum`
+        released on the lattice adds its own certified error here.
     unsafe_allow_estimated_sensitivity : bool, default False
         Accept a sampled (uncertified) sensitivity. The guarantee may then fail.
 
@@ -147,6 +160,7 @@ class GaussianMechanism:
         sampler="auto",
         lattice_spacing=None,
         on_lattice=False,
+        computation_error=0.0,
         unsafe_allow_estimated_sensitivity=False,
     ):
         owner = "GaussianMechanism"
@@ -193,6 +207,14 @@ class GaussianMechanism:
                 "Got on_lattice=True with lattice_spacing=None instead."
             )
         self.on_lattice = bool(on_lattice)
+        self.computation_error = (
+            check_positive(computation_error, "computation_error", owner) if computation_error else 0.0
+        )
+        if self.computation_error and shape != "spherical":
+            raise ValueError(
+                f"The 'computation_error' parameter of {owner} must be 0 for shape={shape!r} (the ellipsoid is "
+                f"certified on the exact vertices of S_T). Got {computation_error!r} instead."
+            )
         if shape == "spherical":
             l2 = space.sensitivity(LpBall(self.dim, 2)) if space is not None else sensitivity
             self.sensitivity = as_certified(l2, owner, unsafe_allow_estimated_sensitivity=self._unsafe)
@@ -208,25 +230,26 @@ class GaussianMechanism:
 
     # -- construction ----------------------------------------------------------------------------
     def _build_spherical(self, lattice_spacing):
-        delta = self.sensitivity.value
+        # The noise covers Delta_2 plus the computation's certified error, rounded up (exact in rationals below).
+        delta = Fraction(self.sensitivity.value) + Fraction(self.computation_error)
         if self.sampler_used == "continuous":
             # sigma^2 >= Delta^2 / (2 rho), checked in rationals (Bun & Steinke 2016, Proposition 1.6).
-            target = Fraction(delta) ** 2 / (2 * Fraction(self.rho))
+            target = delta**2 / (2 * Fraction(self.rho))
             sigma = math.sqrt(target)
             while Fraction(sigma) ** 2 < target:
                 sigma = math.nextafter(sigma, math.inf)
             self.sigma = sigma
             self.noise_law = GaussianNoise(sigma * np.eye(self.dim), "spherical")
-            self.covered = delta
+            self.covered = math.nextafter(float(delta), math.inf) if self.computation_error else float(delta)
             self.lattice = None
             return
         gamma = (
-            _spherical_spacing(delta, self.dim)
+            _spherical_spacing(float(delta), self.dim)
             if lattice_spacing is None
             else float(check_spacing(lattice_spacing, 1, "GaussianMechanism")[0])
         )
         slack = Fraction(0) if self.on_lattice else Fraction(gamma) * _sqrt_up(self.dim)
-        covered = Fraction(delta) + slack  # Dbar >= ||gamma k||_2 for every neighbouring lattice shift k
+        covered = delta + slack  # Dbar >= ||gamma k||_2 for every neighbouring lattice shift k
         # sigma_lat^2 >= Dbar^2 / (2 rho gamma^2): then sum k_j^2 / sigma_lat^2 <= 2 rho (CKS 2020, Theorem 14).
         sigma2 = lattice_sigma2(covered**2 / (2 * Fraction(self.rho) * Fraction(gamma) ** 2))
         self.rho_certified = covered**2 / (2 * Fraction(gamma) ** 2 * sigma2)
@@ -283,8 +306,11 @@ class GaussianMechanism:
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m)
-            The statistic T(X); each row gets independent noise (and is charged rho).
+        value : array_like of shape (m,) or (k, m), or ExactSum
+            The statistic T(X); each row gets independent noise (and is charged rho). An
+            :class:`~knorm.mechanisms.statistic.ExactSum` is rounded here: on the lattice
+            exactly, the noise then also covering its certified computation error (in l2);
+            else once to binary64.
         rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
             Source of the noise; None draws fresh entropy (use it to publish). A fixed seed
             is identified by its state, as in :meth:`KNormMechanism.release`.
@@ -302,6 +328,10 @@ class GaussianMechanism:
             With ``rho`` set, ``epsilon`` None and ``budget == 'rho'``.
         """
         owner = "GaussianMechanism.release"
+        mechanism, value, notes = self._resolve(value)
+        return mechanism._release(value, notes, rng=rng, accountant=accountant, label=label, names=names, owner=owner)
+
+    def _release(self, value, notes, *, rng, accountant, label, names, owner):
         value = check_vectors(value, self.dim, "value", owner)
         rows = 1 if value.ndim == 1 else int(np.prod(value.shape[:-1]))
         size = None if value.ndim == 1 else value.shape[:-1]
@@ -326,11 +356,39 @@ class GaussianMechanism:
             label=label,
             owner=owner,
             method="Gaussian",
-            rho=self.rho * rows,
-            record=dict(names=tuple(names)),
+            rho=_times(self.rho, rows),
+            record=dict(names=tuple(names), notes=tuple(notes)),
         )
 
-    def _record(self, value, *, epsilon, label, entry, method, rho=None, noiseless=False, describe=None, names=()):
+    def _resolve(self, value):
+        """(the mechanism that releases, the value, notes): an ExactSum rounded on this mechanism's lattice.
+
+        Its certified computation error e (in l2) is covered by a mechanism of the same
+        Delta_2, rho and lattice whose noise covers Delta_2 + e (never a change of sampler).
+        """
+        if not isinstance(value, ExactSum):
+            return self, value, ()
+        law = self._law()
+        if not isinstance(law, LatticeLaw):
+            return self, value.resolve(), ()
+        rounded, error = value.on_lattice(law.spacing, self.ball)
+        if not error:
+            return self, rounded, (value.note,)
+        covering = GaussianMechanism(
+            self.sensitivity,
+            self.rho,
+            dim=self.dim,
+            sampler="lattice",
+            lattice_spacing=float(law.spacing[0]),
+            on_lattice=self.on_lattice,
+            computation_error=self.computation_error + error,
+            unsafe_allow_estimated_sensitivity=self._unsafe,
+        )
+        return covering, rounded, (value.note,)
+
+    def _record(
+        self, value, *, epsilon, label, entry, method, rho=None, noiseless=False, describe=None, names=(), notes=()
+    ):
         """Build the one Release of a draw (called by ``_publish``)."""
         caveats: tuple[str, ...]
         law: NoiseLaw
@@ -340,6 +398,8 @@ class GaussianMechanism:
             sampler, caveats, law = self.lattice.sampler, (), self.lattice
         else:
             sampler, caveats, law = _as_any(self.noise_law).sampler, (FLOAT_CAVEAT,), self.noise_law
+        if notes and not noiseless:
+            sampler = "; ".join((sampler, *notes))
         return Release(
             value=value,
             epsilon=math.inf if noiseless else None,
