@@ -246,3 +246,14 @@ def test_an_exact_sum_is_rounded_on_the_lattice_and_its_error_covered():
     assert covered.sensitivity == mech.sensitivity  # the statistic's Delta stays; the noise covers Delta + e
     continuous = GaussianMechanism(1.0, rho=0.5, dim=2, sampler="continuous").release(_Sum([1.0, 2.0], 0.5))
     assert continuous.noise_scale == 1.0  # resolved to binary64: the caveat, no lattice
+
+
+@pytest.mark.parametrize("neighbours", ["replace", "add_remove"])
+def test_shaped_on_a_finite_domain_covers_every_difference(neighbours):
+    """S_T = P - P (replace) or P and -P (add/remove): the certified law covers every element, exactly listed."""
+    P = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
+    space = SensitivitySpace(3, record_points=P, neighbours=neighbours)
+    mech = GaussianMechanism(space, rho=0.5, shape="volume")
+    S = np.array([p - q for p in P for q in P]) if neighbours == "replace" else np.vstack([P, -P])
+    assert np.max(mech.privacy_loss(S)) <= 0.5 * (1 + 1e-9)
+    assert np.max(mech.privacy_loss(S)) >= 0.5 * (1 - 1e-3)  # tight: a vertex touches the ellipsoid

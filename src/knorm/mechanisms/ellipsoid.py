@@ -111,6 +111,7 @@ def _quadratic_points(stat):
     t(D) is in Hull(t~(vertices)) =: Hull(P). Computed in exact rationals, then rounded once.
     """
     A, b = np.asarray(stat.A, float), np.asarray(stat.b, float)
+    const = np.asarray(stat.const, float)  # cancels in P - P; part of t(D) for add/remove neighbours
     d = stat.record_dim
     squared = [bool(np.any(A[:, i, i] != 0)) for i in range(d)]
     lows = [Fraction(float(v)) for v in stat.lower]
@@ -133,7 +134,7 @@ def _quadratic_points(stat):
             val = sum((Af[j][i][i] * s[i] for i in range(d)), Fraction(0))
             val += sum((Af[j][i][k] * z[i] * z[k] for i in range(d) for k in range(d) if i != k), Fraction(0))
             val += sum((bf[j][i] * z[i] for i in range(d)), Fraction(0))
-            row.append(val)
+            row.append(val + Fraction(float(const[j])))
         floats = [float(v) for v in row]
         exact = exact and all(Fraction(f) == v for f, v in zip(floats, row))
         rows.append(floats)
@@ -179,6 +180,11 @@ def hull_points(space):
             f"The shaped Gaussian needs certified vertices of S_T: a sensitivity space with finite record_points or "
             f"a degree-2 statistic on a box (QuadraticStatistic). Got {space!r}, which has neither; use "
             "shape='spherical' with its l2 sensitivity."
+        )
+    if P.ndim != 2 or P.shape[1] != space.dim:
+        raise ValueError(
+            f"The shaped Gaussian needs record points of the space's dimension {space.dim}. Got points of shape "
+            f"{P.shape} instead (a reduced or flat space): use shape='spherical'."
         )
     if len(P) > MAX_POINTS:
         raise ValueError(
@@ -254,14 +260,14 @@ def min_trace_shape(V, *, solver=None):
     return _refine(V, solve)
 
 
-def min_volume_shape(V, *, tol=1e-7, max_iter=100_000):
+def min_volume_shape(V, *, tol=1e-4, max_iter=100_000):
     """Return M with v' M v <= 1 on V (nearly) and det M largest: the centred minimum-volume ellipsoid.
 
     Parameters
     ----------
     V : ndarray of shape (n, m)
         Points spanning R^m (the ellipsoid is centred; -V is covered by symmetry).
-    tol : float, default 1e-7
+    tol : float, default 1e-4
         Khachiyan's stopping rule: max_i kappa_i <= m (1 + tol).
     max_iter : int, default 100000
         Iterations per working set.
@@ -275,8 +281,10 @@ def min_volume_shape(V, *, tol=1e-7, max_iter=100_000):
     -----
     Khachiyan's algorithm for the centred (symmetric) case, on the dual: weights u on the
     points, X(u) = sum_i u_i v_i v_i', kappa_i = v_i' X^{-1} v_i; step towards the point of
-    largest kappa_j with lambda = (kappa_j - m) / (m (kappa_j - 1)); X^{-1} is updated by
-    Sherman-Morrison. At the optimum M = X^{-1} / m (Todd & Yildirim 2007).
+    largest kappa_j with lambda = (kappa_j - m) / (m (kappa_j - 1)), or, when the held point
+    of smallest kappa_i is further from m, away from it (Todd & Yildirim 2007, whose away
+    steps make the convergence linear); X^{-1} and every kappa are updated by
+    Sherman-Morrison. At the optimum M = X^{-1} / m.
     """
     m = V.shape[1]
 
@@ -284,21 +292,32 @@ def min_volume_shape(V, *, tol=1e-7, max_iter=100_000):
         n = len(W)
         u = np.full(n, 1.0 / n)
         Xi = np.linalg.inv(W.T @ (W * u[:, None]))
-        for _ in range(max_iter):
-            kappa = np.einsum("ij,jk,ik->i", W, Xi, W)
+        kappa = np.einsum("ij,jk,ik->i", W, Xi, W)
+        for it in range(max_iter):
+            if it % 1000 == 999:  # refresh the incrementally updated kappa against drift
+                kappa = np.einsum("ij,jk,ik->i", W, Xi, W)
             j = int(np.argmax(kappa))
-            kj = kappa[j]
-            if kj <= m * (1 + tol):
+            held = np.flatnonzero(u > 0)
+            i = int(held[np.argmin(kappa[held])])
+            up, down = kappa[j] / m - 1, 1 - kappa[i] / m
+            if up <= tol:
                 break
-            lam = (kj - m) / (m * (kj - 1))
+            if up >= down:  # Khachiyan's step towards the point of largest kappa
+                k, lam = j, (kappa[j] - m) / (m * (kappa[j] - 1))
+            else:  # Todd & Yildirim's away step: weight off the held point of smallest kappa
+                k = i
+                lam = max(-u[i] / (1 - u[i]), (kappa[i] - m) / (m * (kappa[i] - 1)))
             u *= 1 - lam
-            u[j] += lam
-            # X' = (1 - lam) X + lam v v': Sherman-Morrison on X^{-1} / (1 - lam).
-            y = Xi @ W[j]
-            Xi = (Xi - np.outer(y, y) * (lam / (1 - lam + lam * kj))) / (1 - lam)
+            u[k] += lam
+            u[u < 0] = 0.0
+            # X' = (1 - lam) X + lam v v': Sherman-Morrison on X^{-1} / (1 - lam), and on every kappa_i.
+            y = Xi @ W[k]
+            c = lam / (1 - lam + lam * kappa[k])
+            Xi = (Xi - np.outer(y, y) * c) / (1 - lam)
+            kappa = (kappa - c * (W @ y) ** 2) / (1 - lam)
         return Xi / m
 
-    return _refine(V, solve, tol=max(tol, 1e-6))
+    return _refine(V, solve, tol=tol)
 
 
 # -- the certificate ------------------------------------------------------------------------------
