@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from knorm._exact import ExactSums
 from knorm.accounting import BudgetExceededError, PrivacyAccountant, PureEpsilonLedgerError, SeedReuseError
 from knorm.exceptions import PrivacyWarning
 from knorm.mechanisms import GaussianMechanism, KNormMechanism, nonprivate
@@ -222,8 +223,8 @@ def test_six_columns_shaped_trace_figure():
     assert 0.25 < ratio < 0.31
 
 
-class _Sum:
-    """An ExactSum stand-in: on the lattice it returns the rounded point and a certified computation error."""
+class _Sum(ExactSums):
+    """An ExactSums stand-in: on the lattice it returns the rounded point and a certified computation error."""
 
     note = "sums in exact fixed point (test)"
 

@@ -1,7 +1,7 @@
 """The Gaussian mechanism under rho-zCDP: spherical or shaped to the statistic, exact on a lattice.
 
 Release T(X) + Y with Gaussian noise and charge rho to a rho ledger, through the one release
-path of :class:`~knorm.mechanisms.KNormMechanism` (``_publish``: the accountant is charged
+path of every mechanism (``ReleaseRules._publish``: the accountant is charged
 before any draw and refuses a seed it has seen; a fixed seed warns without one;
 :func:`~knorm.mechanisms.nonprivate` gives the zero law).
 
@@ -33,16 +33,15 @@ from typing import Any
 
 import numpy as np
 
+from knorm._exact import ExactSums
 from knorm._validation import check_count, check_positive, check_vectors, param_error
 from knorm.geometry import LinearImage, LpBall, NormBall
-from knorm.mechanisms._mode import nonprivate_active
+from knorm.mechanisms._mode import ReleaseRules, nonprivate_active
 from knorm.mechanisms.ellipsoid import certify, hull_points, min_trace_shape, min_volume_shape
-from knorm.mechanisms.knorm_mechanism import KNormMechanism
 from knorm.mechanisms.lattice import ROUNDING_SHARE, LatticeLaw, check_spacing
 from knorm.mechanisms.objective import FLOAT_CAVEAT
 from knorm.mechanisms.release import Release
 from knorm.mechanisms.release import ball_name as _ball_name
-from knorm.mechanisms.statistic import ExactSum
 from knorm.noise.gaussian import DiscreteGaussianNoise, GaussianNoise, lattice_sigma2
 from knorm.noise.law import NoiseLaw, ZeroNoise
 from knorm.sensitivity import SensitivitySpace
@@ -83,7 +82,7 @@ def _spherical_spacing(delta, dim):
     return 2.0 ** math.floor(math.log2(ROUNDING_SHARE * delta / math.sqrt(dim) * (1 - 1e-12)))
 
 
-class GaussianMechanism:
+class GaussianMechanism(ReleaseRules):
     """The Gaussian mechanism under rho-zCDP: release T(X) + Gaussian noise, charging rho.
 
     Parameters
@@ -120,7 +119,7 @@ class GaussianMechanism:
     computation_error : float, default 0.0
         A certified bound, in l2, on how far the *computation* of the statistic can move a
         difference of neighbours beyond S_T (spherical only); the noise then covers
-        Delta_2 + computation_error. An :class:`~knorm.mechanisms.statistic.ExactSum`
+        Delta_2 + computation_error. An :class:`~knorm._exact.ExactSums`
         released on the lattice adds its own certified error here.
     unsafe_allow_estimated_sensitivity : bool, default False
         Accept a sampled (uncertified) sensitivity. The guarantee may then fail.
@@ -306,9 +305,9 @@ class GaussianMechanism:
 
         Parameters
         ----------
-        value : array_like of shape (m,) or (k, m), or ExactSum
+        value : array_like of shape (m,) or (k, m), or ExactSums
             The statistic T(X); each row gets independent noise (and is charged rho). An
-            :class:`~knorm.mechanisms.statistic.ExactSum` is rounded here: on the lattice
+            :class:`~knorm._exact.ExactSums` is rounded here: on the lattice
             exactly, the noise then also covering its certified computation error (in l2);
             else once to binary64.
         rng : None, int, sequence of int, SeedSequence, BitGenerator or Generator
@@ -346,9 +345,8 @@ class GaussianMechanism:
             def draw(gen):
                 return value + law.sample(size, rng=gen)
 
-        # KNormMechanism._publish is the one release path: its rules, with rho charged instead of epsilon.
-        return KNormMechanism._publish(
-            self,  # type: ignore[arg-type]
+        # The one release path (ReleaseRules._publish): its rules, with rho charged instead of epsilon.
+        return self._publish(
             draw,
             epsilon=None,
             rng=rng,
@@ -361,12 +359,12 @@ class GaussianMechanism:
         )
 
     def _resolve(self, value):
-        """(the mechanism that releases, the value, notes): an ExactSum rounded on this mechanism's lattice.
+        """(the mechanism that releases, the value, notes): an ExactSums rounded on this mechanism's lattice.
 
         Its certified computation error e (in l2) is covered by a mechanism of the same
         Delta_2, rho and lattice whose noise covers Delta_2 + e (never a change of sampler).
         """
-        if not isinstance(value, ExactSum):
+        if not isinstance(value, ExactSums):
             return self, value, ()
         law = self._law()
         if not isinstance(law, LatticeLaw):
