@@ -8,7 +8,7 @@ one process) or in an SQLite file (:mod:`knorm.accounting.sqlite`, shared by
 threads, processes, workers and sessions).
 """
 
-from knorm.accounting.accountant import PrivacyAccountant
+from knorm.accounting.accountant import PrivacyAccountant, PureEpsilonLedgerError
 from knorm.accounting.ledger import BudgetExceededError, LedgerEntry, SeedReuseError
 
-__all__ = ["BudgetExceededError", "LedgerEntry", "PrivacyAccountant", "SeedReuseError"]
+__all__ = ["BudgetExceededError", "LedgerEntry", "PrivacyAccountant", "PureEpsilonLedgerError", "SeedReuseError"]

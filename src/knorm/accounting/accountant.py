@@ -7,16 +7,41 @@ import os
 from pathlib import Path
 
 from knorm._seeds import legacy_fingerprint, state_key
-from knorm._validation import check_positive, check_rng, param_error
+from knorm._validation import check_positive, check_probability, check_rng, param_error
 from knorm.accounting.memory import ELSEWHERE_FIX, MemoryLedger
 from knorm.accounting.sqlite import SQLiteLedger
+from knorm.accounting.zcdp import epsilon_from_rho, rho_from_epsilon
 
-__all__ = ["PrivacyAccountant"]
+__all__ = ["PrivacyAccountant", "PureEpsilonLedgerError"]
 
 
-def _check_total(value, owner):
+class PureEpsilonLedgerError(ValueError):
+    """A rho-zCDP release was charged to a pure epsilon ledger; nothing was charged."""
+
+
+PureEpsilonLedgerError.__module__ = "knorm.accounting"
+
+
+def _check_total(value, owner, name="total_epsilon"):
     # inf is refused like 0 or nan: the non-private limit accepts every charge, so it is no budget.
-    return check_positive(value, "total_epsilon", owner)
+    return check_positive(value, name, owner)
+
+
+def _check_totals(total_epsilon, total_rho, owner, *, required=True):
+    """(budget, total): exactly one of total_epsilon and total_rho (or neither, when not required)."""
+    if total_epsilon is not None and total_rho is not None:
+        raise ValueError(
+            f"The 'total_epsilon' and 'total_rho' parameters of {owner} are exclusive: a ledger keeps one budget, "
+            f"pure epsilon-DP or rho-zCDP. Got total_epsilon={total_epsilon!r} and total_rho={total_rho!r} instead."
+        )
+    if total_rho is not None:
+        return "rho", _check_total(total_rho, owner, "total_rho")
+    if total_epsilon is None:
+        if not required:
+            return None, None
+        err = param_error("total_epsilon", owner, "a float in the range (0, inf)", None, TypeError)
+        raise TypeError(f"{err} A ledger needs a budget: total_epsilon (pure epsilon-DP) or total_rho (rho-zCDP).")
+    return "epsilon", _check_total(total_epsilon, owner)
 
 
 def _seed_keys(seed):
@@ -37,9 +62,16 @@ def _check_path(path, owner):
     return Path(os.path.abspath(path))
 
 
-def _reopen(path, total_epsilon, ledger_id):
+def _reopen(path, total, ledger_id, budget="epsilon"):
     """Unpickle a file accountant: reopen its file, which must still hold the same ledger."""
-    return PrivacyAccountant._from_store(SQLiteLedger(Path(path), total_epsilon, ledger_id=ledger_id))
+    return PrivacyAccountant._from_store(SQLiteLedger(Path(path), total, budget=budget, ledger_id=ledger_id))
+
+
+_NO_EPSILON = (
+    "This PrivacyAccountant keeps a rho (zCDP) budget: it has no total_epsilon and no epsilon spent, because "
+    "rho-zCDP implies no pure epsilon-DP guarantee. Read total_rho, spent_rho and remaining_rho, and "
+    "epsilon(delta) for the (epsilon, delta)-DP guarantee of what was spent."
+)
 
 
 class PrivacyAccountant:
@@ -54,8 +86,14 @@ class PrivacyAccountant:
 
     Parameters
     ----------
-    total_epsilon : float
-        The whole budget, in (0, inf). It is fixed for the life of the accountant.
+    total_epsilon : float, optional
+        The whole budget in pure epsilon-DP, in (0, inf). It is fixed for the life of the
+        accountant.
+    total_rho : float, optional
+        Instead of ``total_epsilon`` (exactly one of the two): the whole budget in rho-zCDP,
+        in (0, inf). A rho ledger takes zCDP releases (charged their rho) and pure
+        epsilon-DP releases (charged eps^2 / 2, Bun & Steinke 2016, Proposition 1.4); what it
+        spent converts to (epsilon, delta)-DP with :meth:`epsilon`.
 
     See Also
     --------
@@ -66,7 +104,11 @@ class PrivacyAccountant:
     -----
     Releasing mechanisms that are eps_1-, ..., eps_k-DP on the same data is
     (eps_1 + ... + eps_k)-DP: basic sequential composition (Dwork & Roth 2014,
-    Theorem 3.14). So :meth:`spend` accepts a charge eps iff
+    Theorem 3.14); releasing rho_1-, ..., rho_k-zCDP mechanisms is
+    (rho_1 + ... + rho_k)-zCDP (Bun & Steinke 2016, Lemma 2.3), and an eps-DP mechanism is
+    (eps^2 / 2)-zCDP (their Proposition 1.4). A pure epsilon ledger refuses a rho charge
+    (:class:`PureEpsilonLedgerError`): rho-zCDP implies no pure epsilon-DP guarantee. On a
+    rho ledger the rule below applies to the rho charges. So :meth:`spend` accepts a charge eps iff
     ``fsum(spent + [eps]) <= total_epsilon * (1 + 1e-12)``; the relative tolerance lets a
     budget split in equal parts be spent exactly despite rounding (three charges of
     0.1 on a total of 0.3). Check and record are atomic: the in-memory ledger holds a
@@ -87,9 +129,18 @@ class PrivacyAccountant:
     ----------
     C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
     Foundations and Trends in Theoretical Computer Science 9(3-4), 2014, Theorem 3.14.
+    M. Bun and T. Steinke, "Concentrated Differential Privacy: Simplifications, Extensions,
+    and Lower Bounds", TCC 2016, arXiv:1605.02065, Propositions 1.3 and 1.4, Lemma 2.3.
 
     Examples
     --------
+    >>> zc = PrivacyAccountant(total_rho=0.5)
+    >>> zc.spend(rho=0.125, label="gaussian mean").rho
+    0.125
+    >>> zc.spend(0.5, "laplace count").rho  # pure epsilon = 0.5 is charged 0.5^2 / 2
+    0.12500000000000003
+    >>> round(zc.spent_rho, 6), round(zc.epsilon(1e-6), 4)
+    (0.25, 3.5423)
     >>> acc = PrivacyAccountant(1.0)
     >>> entry = acc.spend(0.25, "mean", description="l2 K-norm, sensitivity 2")
     >>> entry.position, entry.epsilon, acc.remaining
@@ -106,8 +157,9 @@ class PrivacyAccountant:
 
     __slots__ = ("_store", "__weakref__")
 
-    def __init__(self, total_epsilon):
-        self._store = MemoryLedger(_check_total(total_epsilon, "PrivacyAccountant"))
+    def __init__(self, total_epsilon=None, *, total_rho=None):
+        budget, total = _check_totals(total_epsilon, total_rho, "PrivacyAccountant")
+        self._store = MemoryLedger(total, budget)
 
     @classmethod
     def _from_store(cls, store):
@@ -116,7 +168,7 @@ class PrivacyAccountant:
         return self
 
     @classmethod
-    def create(cls, path, *, total_epsilon):
+    def create(cls, path, *, total_epsilon=None, total_rho=None):
         """Create a new ledger in the SQLite file ``path``, which must not exist.
 
         Parameters
@@ -126,8 +178,13 @@ class PrivacyAccountant:
             is created once, and an existing file is never taken over. The path is made
             absolute now, so that a pickled accountant reopens the same file from any
             working directory.
-        total_epsilon : float
-            The whole budget, in (0, inf), stored in the file and fixed for its life.
+        total_epsilon : float, optional
+            The whole budget in pure epsilon-DP, in (0, inf), stored in the file and fixed
+            for its life.
+        total_rho : float, optional
+            Instead of ``total_epsilon`` (exactly one of the two): the whole budget in
+            rho-zCDP. The file is then a rho ledger (format version 2), which versions of
+            knorm that read only epsilon ledgers refuse rather than misread.
 
         Returns
         -------
@@ -171,11 +228,11 @@ class PrivacyAccountant:
         >>> tmp.cleanup()
         """
         path = _check_path(path, "PrivacyAccountant.create")
-        total = _check_total(total_epsilon, "PrivacyAccountant.create")
-        return cls._from_store(SQLiteLedger(path, total, create=True))
+        budget, total = _check_totals(total_epsilon, total_rho, "PrivacyAccountant.create")
+        return cls._from_store(SQLiteLedger(path, total, budget=budget, create=True))
 
     @classmethod
-    def open(cls, path, *, total_epsilon=None):
+    def open(cls, path, *, total_epsilon=None, total_rho=None):
         """Open the existing ledger stored in the SQLite file ``path``.
 
         Parameters
@@ -186,6 +243,9 @@ class PrivacyAccountant:
         total_epsilon : float or None, default None
             None takes the stored total. A float must equal it (a check, for scripts that
             state the budget they expect); it never creates a ledger.
+        total_rho : float or None, default None
+            The same check for a rho ledger. Stating the total in the other unit than
+            the file's is an error: an epsilon total is never read as rho, nor back.
 
         Returns
         -------
@@ -264,13 +324,23 @@ class PrivacyAccountant:
         >>> tmp.cleanup()
         """
         path = _check_path(path, "PrivacyAccountant.open")
-        total = None if total_epsilon is None else _check_total(total_epsilon, "PrivacyAccountant.open")
-        return cls._from_store(SQLiteLedger(path, total))
+        budget, total = _check_totals(total_epsilon, total_rho, "PrivacyAccountant.open", required=False)
+        return cls._from_store(SQLiteLedger(path, total, budget=budget))
 
     # -- the budget -------------------------------------------------------------------------------------------
     @property
+    def budget(self):
+        """The ledger's unit: 'epsilon' (pure epsilon-DP) or 'rho' (rho-zCDP)."""
+        return self._store.budget
+
+    @property
     def total_epsilon(self):
-        """The whole budget, a float fixed when the accountant is created (read-only)."""
+        """The whole pure epsilon budget, a float fixed when the accountant is created (read-only).
+
+        A rho ledger has none: reading it raises AttributeError (see :attr:`total_rho`).
+        """
+        if self._store.budget == "rho":
+            raise AttributeError(_NO_EPSILON)
         return self._store.total
 
     @total_epsilon.setter
@@ -287,15 +357,81 @@ class PrivacyAccountant:
         )
 
     @property
+    def total_rho(self):
+        """The whole rho budget of a rho ledger (read-only), or None on a pure epsilon ledger."""
+        return self._store.total if self._store.budget == "rho" else None
+
+    @property
     def spent(self):
-        """The epsilon spent so far, the exact sum of the ledger (``math.fsum``)."""
-        return math.fsum(self._store.epsilons())
+        """The epsilon spent so far, the exact sum of the ledger (``math.fsum``).
+
+        A rho ledger has none: reading it raises AttributeError (see :attr:`spent_rho`).
+        """
+        if self._store.budget == "rho":
+            raise AttributeError(_NO_EPSILON)
+        return math.fsum(self._store.charges())
 
     @property
     def remaining(self):
-        """The epsilon left, ``total_epsilon - spent``, never below 0."""
+        """The largest pure epsilon a release can still be charged, never below 0.
+
+        On an epsilon ledger ``total_epsilon - spent``. On a rho ledger, where a pure
+        eps-DP release costs eps^2 / 2, it is sqrt(2 remaining_rho) (rounded down).
+        """
         # A charge accepted within the relative tolerance can leave -1e-17: that is 0 left.
+        if self._store.budget == "rho":
+            return math.nextafter(math.sqrt(2 * self.remaining_rho), 0.0) if self.remaining_rho else 0.0
         return max(self._store.total - self.spent, 0.0)
+
+    @property
+    def spent_rho(self):
+        """The rho spent so far.
+
+        On a rho ledger the exact sum of its charges (``math.fsum``). On a pure epsilon
+        ledger the zCDP of what it spent: sum of eps_i^2 / 2 (Bun & Steinke 2016,
+        Proposition 1.4 and Lemma 2.3), each rounded up.
+        """
+        if self._store.budget == "rho":
+            return math.fsum(self._store.charges())
+        return math.fsum(rho_from_epsilon(eps) for eps in self._store.charges())
+
+    @property
+    def remaining_rho(self):
+        """The rho left on a rho ledger, ``total_rho - spent_rho``, never below 0; None on an epsilon ledger."""
+        if self._store.budget != "rho":
+            return None
+        return max(self._store.total - self.spent_rho, 0.0)
+
+    def epsilon(self, delta):
+        """Return an epsilon such that everything charged so far is (epsilon, delta)-DP.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        float
+            On a rho ledger, the tighter of Bun & Steinke (2016, Proposition 1.3),
+            eps = rho + 2 sqrt(rho log(1/delta)), and Canonne, Kamath & Steinke (2020,
+            Proposition 12 / Corollary 13), applied to :attr:`spent_rho`
+            (:func:`knorm.accounting.zcdp.epsilon_from_rho`). On a pure epsilon ledger the
+            smaller of :attr:`spent` (which holds with delta = 0) and that conversion of
+            the spent rho. Rounded up.
+
+        Examples
+        --------
+        >>> acc = PrivacyAccountant(total_rho=1.0)
+        >>> entry = acc.spend(rho=0.5, label="gaussian")
+        >>> round(acc.epsilon(1e-6), 4)
+        5.2215
+        """
+        delta = check_probability(delta, "delta", "PrivacyAccountant.epsilon")
+        converted = epsilon_from_rho(self.spent_rho, delta)
+        if self._store.budget == "rho":
+            return converted
+        return min(self.spent, converted)
 
     @property
     def ledger(self):
@@ -307,17 +443,21 @@ class PrivacyAccountant:
         """The ledger file, an absolute ``pathlib.Path``, or None in memory."""
         return self._store.path
 
-    def spend(self, epsilon, label="", *, description="", seed=None):
-        """Charge ``epsilon`` for the release ``label``, or raise without charging anything.
+    def spend(self, epsilon=None, label="", *, rho=None, description="", seed=None):
+        """Charge ``epsilon`` (or ``rho``) for the release ``label``, or raise without charging anything.
 
         Call it before releasing: the release may go ahead only if it returns.
 
         Parameters
         ----------
-        epsilon : float
-            The release's privacy loss, in (0, inf).
+        epsilon : float, optional
+            The privacy loss of a pure epsilon-DP release, in (0, inf). On a rho ledger it
+            is charged eps^2 / 2 (rounded up; Bun & Steinke 2016, Proposition 1.4).
         label : str, default ''
             What is released (stored with ``str``).
+        rho : float, optional
+            Instead of ``epsilon`` (exactly one of the two): the rho of a rho-zCDP release,
+            in (0, inf). Only a rho ledger accepts it.
         description : str, default ''
             How the release is made: its mechanism, ball and sensitivity (stored with ``str``).
         seed : None, int, sequence of int, SeedSequence, BitGenerator or Generator, default None
@@ -336,12 +476,16 @@ class PrivacyAccountant:
         Raises
         ------
         BudgetExceededError
-            If the charge would take the spent total past ``total_epsilon`` (beyond a
-            relative tolerance of 1e-12).
+            If the charge would take the spent total past ``total_epsilon`` (or
+            ``total_rho``), beyond a relative tolerance of 1e-12.
+        PureEpsilonLedgerError
+            If ``rho`` is charged to a pure epsilon ledger: rho-zCDP does not imply
+            pure epsilon-DP.
         SeedReuseError
             If the ledger already holds a charge drawn from the same seed (state).
         ValueError
-            If ``epsilon`` is not in (0, inf), or the file ledger is closed.
+            If ``epsilon`` (``rho``) is not in (0, inf), both or neither are given, or the
+            file ledger is closed.
         TypeError
             If ``epsilon`` is not a real number, or ``seed`` not a seed (a bool, a float).
         RuntimeError
@@ -382,9 +526,30 @@ class PrivacyAccountant:
         ...
         knorm.accounting.SeedReuseError: Refusing to charge 'count again': it is drawn from the same fixed seed, ...
         """
+        owner = "PrivacyAccountant.spend"
+        if (epsilon is None) == (rho is None):
+            raise ValueError(
+                f"{owner} charges exactly one of 'epsilon' (a pure epsilon-DP release) and 'rho' (a rho-zCDP "
+                f"release). Got epsilon={epsilon!r} and rho={rho!r} instead."
+            )
         # inf is the non-private limit: no finite budget can pay for it (check_positive refuses it).
-        epsilon = check_positive(epsilon, "epsilon", "PrivacyAccountant.spend")
+        if rho is not None:
+            rho = check_positive(rho, "rho", owner)
+            if self._store.budget != "rho":
+                raise PureEpsilonLedgerError(
+                    f"Refusing to charge rho={rho:g} for {str(label)!r} to a pure epsilon ledger "
+                    f"(total_epsilon={self._store.total:g}): a rho-zCDP release has no pure epsilon-DP guarantee "
+                    "(zCDP implies only (epsilon, delta)-DP with delta > 0), so no epsilon charge would be true. "
+                    "Charge it to a rho ledger, PrivacyAccountant(total_rho=...) or "
+                    "PrivacyAccountant.create(path, total_rho=...). Nothing was charged."
+                )
+            key, legacy = _seed_keys(seed)
+            return self._store.append(rho, str(label), str(description), key, legacy)
+        epsilon = check_positive(epsilon, "epsilon", owner)
         key, legacy = _seed_keys(seed)
+        if self._store.budget == "rho":
+            charge = rho_from_epsilon(epsilon)
+            return self._store.append(charge, str(label), str(description), key, legacy, epsilon=epsilon)
         return self._store.append(epsilon, str(label), str(description), key, legacy)
 
     # -- life cycle -------------------------------------------------------------------------------------------
@@ -417,14 +582,19 @@ class PrivacyAccountant:
                 "Dask worker, multiprocessing, a saved model reloaded later) would spend the budget again, and its "
                 f"charges would never reach this ledger. {ELSEWHERE_FIX}"
             )
-        return _reopen, (str(self._store.path), self._store.total, self._store.ledger_id)
+        return _reopen, (str(self._store.path), self._store.total, self._store.ledger_id, self._store.budget)
 
     def __repr__(self):
         store = self._store
-        head = f"PrivacyAccountant(total_epsilon={store.total:g}"
+        unit = store.budget
+        head = f"PrivacyAccountant(total_{unit}={store.total:g}"
         if store.closed:
             return f"{head}, {store.describe()})"
-        epsilons = store.epsilons()
-        spent = math.fsum(epsilons)
+        charges = store.charges()
+        spent = math.fsum(charges)
         tail = f", {store.describe()}" if store.describe() else ""
-        return f"{head}, spent={spent:g}, remaining={max(store.total - spent, 0.0):g}, entries={len(epsilons)}{tail})"
+        word = "" if unit == "epsilon" else "_rho"
+        return (
+            f"{head}, spent{word}={spent:g}, remaining{word}={max(store.total - spent, 0.0):g}, "
+            f"entries={len(charges)}{tail})"
+        )

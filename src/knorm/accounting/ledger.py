@@ -45,8 +45,10 @@ class LedgerEntry:
     ----------
     position : int
         Its index in the ledger, from 0, in the order the charges were accepted.
-    epsilon : float
-        The epsilon charged, in (0, inf).
+    epsilon : float or None
+        The epsilon of a pure epsilon-DP release, in (0, inf): on an epsilon ledger the
+        charge itself; on a rho ledger the release's epsilon, charged as ``rho``. None for
+        a rho-zCDP release (on a rho ledger).
     label : str
         What was released.
     description : str
@@ -58,20 +60,24 @@ class LedgerEntry:
         fingerprint the ledger keeps in its storage to refuse it a second time. The
         fingerprint itself is never part of an entry: an entry is published with its
         Release, and nothing derived from a seed may be.
+    rho : float or None, default None
+        On a rho (zCDP) ledger, the rho charged: the release's rho, or eps^2 / 2 for a pure
+        epsilon-DP release (Bun & Steinke 2016, Proposition 1.4). None on an epsilon ledger.
     """
 
     position: int
-    epsilon: float
+    epsilon: float | None
     label: str
     description: str
     time: datetime
     fixed_seed: bool = False
+    rho: float | None = None
 
 
 LedgerEntry.__module__ = "knorm.accounting"
 
 
-def check_charge(epsilons, total, epsilon, label, previous=None):
+def check_charge(epsilons, total, epsilon, label, previous=None, unit="epsilon"):
     """Raise unless charging ``epsilon`` on top of ``epsilons`` stays within ``total``.
 
     The caller holds the ledger's lock (or write transaction) from reading ``epsilons``
@@ -90,6 +96,9 @@ def check_charge(epsilons, total, epsilon, label, previous=None):
     previous : tuple of (int, str) or None, default None
         ``(position, label)`` of the entry already holding the new charge's seed
         fingerprint, if any.
+    unit : {'epsilon', 'rho'}, default 'epsilon'
+        The ledger's unit, for the message. A rho ledger passes its rho charges: zCDP
+        composes by adding rho (Bun & Steinke 2016, Lemma 2.3), so the rule is the same sum.
 
     Raises
     ------
@@ -118,6 +127,6 @@ def check_charge(epsilons, total, epsilon, label, previous=None):
     spent = math.fsum(epsilons)
     if math.fsum([*epsilons, epsilon]) > total * (1 + RELATIVE_TOLERANCE):
         raise BudgetExceededError(
-            f"Spending epsilon={epsilon:g} on {label!r} would exceed the total {total:g} "
+            f"Spending {unit}={epsilon:g} on {label!r} would exceed the total {total:g} "
             f"(spent {spent:g}, remaining {max(total - spent, 0.0):g})."
         )

@@ -32,12 +32,15 @@ class MemoryLedger:
     ----------
     total : float
         The total budget, already validated.
+    budget : {'epsilon', 'rho'}, default 'epsilon'
+        The unit of the total and of the charges.
     """
 
     path = None
 
-    def __init__(self, total):
+    def __init__(self, total, budget="epsilon"):
         self.total = total
+        self.budget = budget
         self._entries = []
         self._by_fingerprint = {}
         # The secret key of the seed fingerprints: it never leaves this object.
@@ -47,13 +50,13 @@ class MemoryLedger:
 
     closed = False
 
-    def append(self, epsilon, label, description, seed_key=None, legacy=None):
+    def append(self, charge, label, description, seed_key=None, legacy=None, *, epsilon=None):
         """Check the charge and record it, atomically.
 
         Parameters
         ----------
-        epsilon : float
-            The charge, validated by the accountant.
+        charge : float
+            The charge in the ledger's unit (epsilon or rho), validated by the accountant.
         label : str
             What is released.
         description : str
@@ -63,6 +66,8 @@ class MemoryLedger:
             fresh entropy; fingerprinted here under this ledger's salt.
         legacy : str or None, default None
             Unused: an in-memory ledger never holds unsalted fingerprints.
+        epsilon : float or None, default None
+            On a rho ledger, the epsilon of a pure epsilon-DP release charged as rho (recorded).
 
         Returns
         -------
@@ -79,14 +84,15 @@ class MemoryLedger:
         with self._lock:
             fp = None if seed_key is None else fingerprint(self._salt, seed_key)
             previous = None if fp is None else self._by_fingerprint.get(fp)
-            check_charge([e.epsilon for e in self._entries], self.total, epsilon, label, previous)
+            check_charge(self.charges(), self.total, charge, label, previous, self.budget)
             entry = LedgerEntry(
                 position=len(self._entries),
-                epsilon=epsilon,
+                epsilon=charge if self.budget == "epsilon" else epsilon,
                 label=label,
                 description=description,
                 time=datetime.now(timezone.utc),
                 fixed_seed=fp is not None,
+                rho=charge if self.budget == "rho" else None,
             )
             self._entries.append(entry)
             if fp is not None:
@@ -104,14 +110,16 @@ class MemoryLedger:
         # list() of a list is atomic under the GIL, and appends only ever extend it.
         return list(self._entries)
 
-    def epsilons(self):
-        """Return the epsilons charged, in order.
+    def charges(self):
+        """Return the charges, in order, in the ledger's unit (epsilon, or rho).
 
         Returns
         -------
         list of float
             A new list.
         """
+        if self.budget == "rho":
+            return [e.rho for e in self._entries]
         return [e.epsilon for e in self._entries]
 
     def close(self):

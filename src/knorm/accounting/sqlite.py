@@ -7,7 +7,8 @@ processes, joblib or Dask workers, separate sessions) are serialised by SQLite's
 lock and never both pass the check on the same state. Writers that find the file
 busy wait for up to ``BUSY_TIMEOUT`` seconds.
 
-File layout (format 'knorm-privacy-ledger', version 1):
+File layout (format 'knorm-privacy-ledger'; version 1 for an epsilon ledger, version 2 for a
+rho (zCDP) ledger; version 1 files written before rho ledgers existed read as they always did):
 
 - ``meta(key, value)``: format, version, total_epsilon (``repr`` of the float, so it reads
   back exactly), ledger_id (a random UUID telling this ledger from a later one at the
@@ -20,6 +21,12 @@ File layout (format 'knorm-privacy-ledger', version 1):
 
 The salt and the fingerprints never leave the file: an entry read back says only
 whether its release was drawn from a fixed seed (``LedgerEntry.fixed_seed``).
+
+A rho ledger (version 2) stores ``budget = 'rho'`` and ``total_rho`` in place of
+``total_epsilon``, and its entries are ``(position, rho, epsilon, label, mechanism, time,
+seed_fingerprint)``: ``rho`` is the charge, ``epsilon`` the epsilon of a pure epsilon-DP
+release charged as eps^2 / 2 (NULL for a zCDP release). A knorm that reads version 1 only
+refuses it with its version message, instead of misreading rho as epsilon.
 """
 
 from __future__ import annotations
@@ -36,14 +43,24 @@ from typing import Any
 from knorm._seeds import fingerprint, new_salt
 from knorm.accounting.ledger import LedgerEntry, check_charge
 
-__all__ = ["SQLiteLedger", "BUSY_TIMEOUT", "FORMAT", "VERSION"]
+__all__ = ["SQLiteLedger", "BUSY_TIMEOUT", "FORMAT", "RHO_VERSION", "VERSION"]
 
 FORMAT = "knorm-privacy-ledger"
 VERSION = "1"
+#: The format version of a rho (zCDP) ledger: older versions of knorm refuse it by its version.
+RHO_VERSION = "2"
+_VERSIONS = {"epsilon": VERSION, "rho": RHO_VERSION}
 # Seconds a writer waits for the lock. A charge holds it for milliseconds; this only
 # runs out if something else (say an open sqlite3 shell transaction) holds the file.
 BUSY_TIMEOUT = 60.0
 
+_TRIGGERS = tuple(
+    # Append-only against accidental edits; not against someone who can drop the triggers.
+    f"CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table} "
+    f"BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END"
+    for table in ("meta", "entries")
+    for op in ("UPDATE", "DELETE")
+)
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE entries ("
@@ -53,13 +70,19 @@ _SCHEMA = (
     " mechanism TEXT NOT NULL,"
     " time TEXT NOT NULL,"
     " seed_fingerprint TEXT UNIQUE)",
-    # Append-only against accidental edits; not against someone who can drop the triggers.
-    *(
-        f"CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END"
-        for table in ("meta", "entries")
-        for op in ("UPDATE", "DELETE")
-    ),
+    *_TRIGGERS,
+)
+_RHO_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE entries ("
+    " position INTEGER PRIMARY KEY,"
+    " rho REAL NOT NULL CHECK (rho > 0 AND rho < 9e999),"
+    " epsilon REAL CHECK (epsilon IS NULL OR (epsilon > 0 AND epsilon < 9e999)),"
+    " label TEXT NOT NULL,"
+    " mechanism TEXT NOT NULL,"
+    " time TEXT NOT NULL,"
+    " seed_fingerprint TEXT UNIQUE)",
+    *_TRIGGERS,
 )
 
 # Connections inherited by forked children: never used or closed there, since closing a
@@ -126,6 +149,9 @@ class SQLiteLedger:
     total : float or None
         The total budget, validated. Required to create; when opening, None takes the
         stored one and a float must equal it.
+    budget : {'epsilon', 'rho'} or None, default None
+        The unit of ``total``. Required to create; when opening, None takes the stored
+        one, and a unit must equal it (an epsilon total is never read as rho, nor back).
     create : bool, default False
         Create a new ledger at ``path``, which must not exist (not even as an empty file).
         Otherwise open the existing ledger, which must be a complete knorm ledger file.
@@ -133,8 +159,9 @@ class SQLiteLedger:
         If given, the stored ledger_id must equal it (for unpickling).
     """
 
-    def __init__(self, path, total, *, create=False, ledger_id=None):
+    def __init__(self, path, total, *, budget=None, create=False, ledger_id=None):
         self.path = path
+        self.budget = budget
         self._lock = threading.Lock()
         self._conn: Any = None
         self._finalizer: Any = None
@@ -145,7 +172,7 @@ class SQLiteLedger:
             self._check_existing(unpickling=ledger_id is not None)
         try:
             self._connect("rw")
-            self.total, self.ledger_id, self._salt = self._initialise(total, ledger_id, create)
+            self.total, self.ledger_id, self._salt = self._initialise(total, ledger_id, create, budget)
         except BaseException:
             self.close()
             if create:
@@ -256,7 +283,7 @@ class SQLiteLedger:
         except sqlite3.DatabaseError as err:
             raise _problem(self.path, err) from err
 
-    def _initialise(self, total, ledger_id, create):
+    def _initialise(self, total, ledger_id, create, budget):
         conn = self._conn
         try:
             self._transaction(conn)
@@ -264,16 +291,18 @@ class SQLiteLedger:
             raise _problem(self.path, err) from err
         try:
             if create:
-                for statement in _SCHEMA:
+                for statement in _RHO_SCHEMA if budget == "rho" else _SCHEMA:
                     conn.execute(statement)
                 meta = {
                     "format": FORMAT,
-                    "version": VERSION,
-                    "total_epsilon": repr(total),
+                    "version": _VERSIONS[budget],
+                    f"total_{budget}": repr(total),
                     "ledger_id": uuid.uuid4().hex,
                     "created": datetime.now(timezone.utc).isoformat(),
                     "salt": new_salt().hex(),
                 }
+                if budget == "rho":
+                    meta["budget"] = "rho"
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
             else:
                 meta = self._read_meta(conn)
@@ -286,10 +315,18 @@ class SQLiteLedger:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        stored = float(meta["total_epsilon"])
+        stored_budget = "rho" if meta["version"] == RHO_VERSION else "epsilon"
+        if budget is not None and budget != stored_budget:
+            raise ValueError(
+                f"The 'total_{budget}' parameter of PrivacyAccountant.open cannot be used for '{self.path}': it is "
+                f"a {stored_budget} ledger, with a total_{stored_budget} (a budget is never read in another unit). "
+                f"Got total_{budget}={total!r} instead; pass total_{stored_budget}, or nothing."
+            )
+        self.budget = stored_budget
+        stored = float(meta[f"total_{stored_budget}"])
         if total is not None and total != stored:
             raise ValueError(
-                f"The 'total_epsilon' parameter of PrivacyAccountant.open must be the ledger's stored total "
+                f"The 'total_{stored_budget}' parameter of PrivacyAccountant.open must be the ledger's stored total "
                 f"{stored!r} (or None, to use it): a ledger's total is fixed when it is created. Got {total!r} "
                 f"instead, for '{self.path}'."
             )
@@ -306,10 +343,14 @@ class SQLiteLedger:
         meta = dict(conn.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
         if meta.get("format") != FORMAT or "entries" not in tables:
             raise ValueError(f"'{self.path}' is an SQLite database but not a knorm privacy ledger.")
-        if meta.get("version") != VERSION:
+        if meta.get("version") not in (VERSION, RHO_VERSION):
             raise ValueError(
                 f"'{self.path}' is a knorm privacy ledger of format version {meta.get('version')!r}; this "
-                f"version of knorm reads version {VERSION!r} only."
+                f"version of knorm reads versions {VERSION!r} (epsilon) and {RHO_VERSION!r} (rho) only."
+            )
+        if meta["version"] == RHO_VERSION and (meta.get("budget") != "rho" or "total_rho" not in meta):
+            raise ValueError(
+                f"'{self.path}' is a damaged knorm privacy ledger (a version 2 file without its rho total)."
             )
         # A truncated or damaged file can still show its first pages: check every page.
         check = [row[0] for row in conn.execute("PRAGMA quick_check")]
@@ -327,13 +368,13 @@ class SQLiteLedger:
         return meta
 
     # -- the ledger -----------------------------------------------------------------------------------------
-    def append(self, epsilon, label, description, seed_key=None, legacy=None):
+    def append(self, charge, label, description, seed_key=None, legacy=None, *, epsilon=None):
         """Check the charge and record it, atomically.
 
         Parameters
         ----------
-        epsilon : float
-            The charge, validated by the accountant.
+        charge : float
+            The charge in the ledger's unit (epsilon or rho), validated by the accountant.
         label : str
             What is released.
         description : str
@@ -344,6 +385,8 @@ class SQLiteLedger:
         legacy : str or None, default None
             The unsalted fingerprint earlier versions stored for the same seed, looked up
             too (never stored), so that a ledger written before the salt still refuses it.
+        epsilon : float or None, default None
+            On a rho ledger, the epsilon of a pure epsilon-DP release charged as rho (recorded).
 
         Returns
         -------
@@ -354,7 +397,7 @@ class SQLiteLedger:
             conn = self._connection()
             self._transaction(conn)
             try:
-                epsilons = [row[0] for row in conn.execute("SELECT epsilon FROM entries ORDER BY position")]
+                charges = [row[0] for row in conn.execute(self._charges_sql)]
                 fp = None if seed_key is None else fingerprint(self._salt, seed_key)
                 previous = None
                 for known in (fp, legacy) if fp is not None else ():
@@ -362,19 +405,24 @@ class SQLiteLedger:
                         previous = conn.execute(
                             "SELECT position, label FROM entries WHERE seed_fingerprint = ?", (known,)
                         ).fetchone()
-                check_charge(epsilons, self.total, epsilon, label, previous)
+                check_charge(charges, self.total, charge, label, previous, self.budget)
+                rho = self.budget == "rho"
                 entry = LedgerEntry(
-                    position=len(epsilons),
-                    epsilon=epsilon,
+                    position=len(charges),
+                    epsilon=epsilon if rho else charge,
                     label=label,
                     description=description,
                     time=datetime.now(timezone.utc),
                     fixed_seed=fp is not None,
+                    rho=charge if rho else None,
                 )
-                conn.execute(
-                    "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)",
-                    (entry.position, epsilon, label, description, entry.time.isoformat(), fp),
-                )
+                row = (label, description, entry.time.isoformat(), fp)
+                if rho:
+                    conn.execute(
+                        "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", (entry.position, charge, epsilon, *row)
+                    )
+                else:
+                    conn.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)", (entry.position, charge, *row))
                 conn.execute("COMMIT")
             except sqlite3.DatabaseError as err:  # e.g. the file was made read-only since it was opened
                 if conn.in_transaction:
@@ -394,10 +442,11 @@ class SQLiteLedger:
         list of LedgerEntry
             A new list.
         """
+        rho_column = "rho" if self.budget == "rho" else "NULL"
         with self._lock:
             rows = self._connection().execute(
-                "SELECT position, epsilon, label, mechanism, time, seed_fingerprint IS NOT NULL FROM entries "
-                "ORDER BY position"
+                f"SELECT position, epsilon, label, mechanism, time, seed_fingerprint IS NOT NULL, {rho_column} "
+                "FROM entries ORDER BY position"
             )
             return [
                 LedgerEntry(
@@ -407,12 +456,17 @@ class SQLiteLedger:
                     description=mech,
                     time=datetime.fromisoformat(time),
                     fixed_seed=bool(fixed),
+                    rho=rho,
                 )
-                for pos, eps, label, mech, time, fixed in rows
+                for pos, eps, label, mech, time, fixed, rho in rows
             ]
 
-    def epsilons(self):
-        """Return the epsilons charged, in order, read from the file.
+    @property
+    def _charges_sql(self):
+        return f"SELECT {'rho' if self.budget == 'rho' else 'epsilon'} FROM entries ORDER BY position"
+
+    def charges(self):
+        """Return the charges, in order, in the ledger's unit (epsilon, or rho), read from the file.
 
         Returns
         -------
@@ -420,7 +474,7 @@ class SQLiteLedger:
             A new list.
         """
         with self._lock:
-            return [row[0] for row in self._connection().execute("SELECT epsilon FROM entries ORDER BY position")]
+            return [row[0] for row in self._connection().execute(self._charges_sql)]
 
     def close(self):
         """Close this process's connection to the file; the entries stay in it."""

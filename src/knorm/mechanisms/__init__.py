@@ -3,6 +3,7 @@
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
 from knorm.mechanisms.exponential import ExponentialMechanism, ExponentialRelease
+from knorm.mechanisms.gaussian import GaussianMechanism
 from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active
 from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, choose_spacing
 from knorm.mechanisms.release import Intervals, Release
@@ -11,6 +12,7 @@ __all__ = [
     "ContainmentResult",
     "ExponentialMechanism",
     "ExponentialRelease",
+    "GaussianMechanism",
     "Intervals",
     "KNormMechanism",
     "LatticeLaw",

@@ -112,7 +112,9 @@ class ReleaseRules:
 
     _record: Callable[..., Any]  # each mechanism defines its own
 
-    def _publish(self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None):
+    def _publish(
+        self, draw, *, epsilon, rng, accountant, label, owner, method="K-norm", describe=None, record=None, rho=None
+    ):
         """Apply the privacy rules, then draw the noise: every release goes through here.
 
         The rules, in order: the accountant is checked and charged (with the mechanism's
@@ -121,9 +123,15 @@ class ReleaseRules:
         every release from an explicit seed, and on every reuse of a Generator's state in
         this process); only then is noise drawn and the value built. Inside
         :func:`nonprivate` nothing is charged and the record says so.
+
+        A rho-zCDP release (:class:`~knorm.mechanisms.GaussianMechanism`) passes ``rho``
+        (and ``epsilon=None``): the accountant is charged ``spend(rho=rho)``, which a pure
+        epsilon ledger refuses, and ``rho`` goes to the record.
         """
         gen = check_rng(rng, owner)  # a Generator is returned as is: its state is read before any draw
         record = dict(record or {}, method=method, describe=describe)
+        if rho is not None:
+            record["rho"] = rho
         if nonprivate_active():
             return self._record(draw(gen), epsilon=math.inf, label=label, entry=None, noiseless=True, **record)
         if accountant is not None and not callable(getattr(accountant, "spend", None)):
@@ -133,7 +141,10 @@ class ReleaseRules:
             )
         entry = None
         if accountant is not None:
-            entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
+            if rho is not None:
+                entry = accountant.spend(rho=rho, label=label, description=f"{method}: {self!r}", seed=rng)
+            else:
+                entry = accountant.spend(epsilon, label, description=f"{method}: {self!r}", seed=rng)
         elif rng is not None:
             warn_fixed_seed(rng, gen)
         return self._record(draw(gen), epsilon=epsilon, label=label, entry=entry, **record)

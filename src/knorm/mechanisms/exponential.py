@@ -152,6 +152,8 @@ class ExponentialRelease(Release):
         As for :class:`Release`.
     method, sampler, caveats, gain, names, parent, transform, lattice_spacing, noise_law : object
         As for :class:`Release` (``noise_law`` is None: the value is not the statistic plus noise).
+    rho : None
+        As for :class:`Release`: None, the exponential mechanism is pure epsilon-DP.
     n_candidates : int
         n_C, the number of public candidates of each row.
     rates : tuple of Fraction

@@ -67,8 +67,9 @@ class Release:
     value : array_like
         The released vector: the statistic plus K-norm noise, the minimiser of the
         perturbed objective, or a post-processing of a parent release. Kept read-only.
-    epsilon : float
-        The privacy budget this release spent (charged to ``ledger_entry``, if any).
+    epsilon : float or None
+        The pure epsilon-DP budget this release spent (charged to ``ledger_entry``, if
+        any); None for a rho-zCDP release (see ``rho``).
     ball : NormBall
         The unit ball K of the noise.
     ball_name : str
@@ -76,7 +77,8 @@ class Release:
     sensitivity : Sensitivity
         The certified K-norm sensitivity (value and kind).
     noise_scale : float
-        Delta_K / epsilon of the noise (for objective perturbation, Delta_K / (q epsilon)).
+        Delta_K / epsilon of the noise (for objective perturbation, Delta_K / (q epsilon));
+        for Gaussian noise its largest marginal standard deviation.
     label : str
         What was released.
     ledger_entry : LedgerEntry or None, default None
@@ -112,6 +114,9 @@ class Release:
         :meth:`conf_int` takes its half-widths; None when the value is not the statistic
         plus noise (objective perturbation) and for post-processed values (the parent
         keeps it). A law holds no data; it is left out of ``repr`` and of comparisons.
+    rho : float or None, default None
+        For a rho-zCDP release (:class:`~knorm.mechanisms.GaussianMechanism`), the rho it
+        spent (charged to a rho ledger); None for a pure epsilon-DP release.
 
     Examples
     --------
@@ -125,7 +130,7 @@ class Release:
     """
 
     value: np.ndarray
-    epsilon: float
+    epsilon: float | None
     ball: NormBall
     ball_name: str
     sensitivity: Sensitivity
@@ -141,6 +146,12 @@ class Release:
     transform: Callable | None = None
     lattice_spacing: np.ndarray | None = None
     noise_law: NoiseLaw | None = field(default=None, repr=False, compare=False)
+    rho: float | None = None
+
+    @property
+    def budget(self):
+        """Which budget the release spent: 'rho' (rho-zCDP) or 'epsilon' (pure epsilon-DP)."""
+        return "rho" if self.rho is not None else "epsilon"
 
     def __post_init__(self):
         value = np.asarray(self.value)
@@ -283,8 +294,9 @@ class Release:
 
     def __repr__(self):
         value = np.array2string(self.value, precision=4, threshold=8)
+        spent = f"rho={self.rho:g}" if self.rho is not None else f"epsilon={self.epsilon:g}"
         return (
-            f"Release({self.label!r}, epsilon={self.epsilon:g}, ball={self.ball_name}, "
+            f"Release({self.label!r}, {spent}, ball={self.ball_name}, "
             f"sensitivity={self.sensitivity.value:g} ({self.sensitivity.kind}), value={value})"
         )
 

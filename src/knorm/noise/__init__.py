@@ -1,6 +1,7 @@
 """K-norm noise distributions and their exact samplers, continuous and on a lattice."""
 
 from knorm.noise.distribution import KNormNoise
+from knorm.noise.gaussian import DiscreteGaussianNoise, GaussianNoise, discrete_gaussian
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational_polytope
 from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
 from knorm.noise.law import HalfWidth, NoiseLaw, ZeroNoise
@@ -8,6 +9,8 @@ from knorm.noise.samplers import sample_knorm
 
 __all__ = [
     "BlockLatticeNoise",
+    "DiscreteGaussianNoise",
+    "GaussianNoise",
     "HalfWidth",
     "HistogramLatticeNoise",
     "KNormNoise",
@@ -15,6 +18,7 @@ __all__ = [
     "NoiseLaw",
     "RationalPolytope",
     "ZeroNoise",
+    "discrete_gaussian",
     "sample_knorm",
     "to_rational_polytope",
 ]
