@@ -155,7 +155,7 @@ class ExponentialRelease(Release):
     rho : None
         As for :class:`Release`: None, the exponential mechanism is pure epsilon-DP.
     n_candidates : int
-        n_C, the number of public candidates of each row.
+        The number n_C of public candidates of each row.
     rates : tuple of Fraction
         The exact rate of each row per integer score unit (eps'_row / (2 Delta_row), Delta_row
         in integer units); empty inside ``nonprivate()``.
