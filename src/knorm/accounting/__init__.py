@@ -9,6 +9,13 @@ threads, processes, workers and sessions).
 """
 
 from knorm.accounting.accountant import PrivacyAccountant, PureEpsilonLedgerError
-from knorm.accounting.ledger import BudgetExceededError, LedgerEntry, SeedReuseError
+from knorm.accounting.ledger import BudgetExceededError, Ledger, LedgerEntry, SeedReuseError
 
-__all__ = ["BudgetExceededError", "LedgerEntry", "PrivacyAccountant", "PureEpsilonLedgerError", "SeedReuseError"]
+__all__ = [
+    "BudgetExceededError",
+    "Ledger",
+    "LedgerEntry",
+    "PrivacyAccountant",
+    "PureEpsilonLedgerError",
+    "SeedReuseError",
+]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from knorm._seeds import legacy_fingerprint, state_key
 from knorm._validation import check_positive, check_probability, check_rng, param_error
+from knorm.accounting.ledger import Ledger
 from knorm.accounting.memory import ELSEWHERE_FIX, MemoryLedger
 from knorm.accounting.sqlite import SQLiteLedger
 from knorm.accounting.zcdp import epsilon_from_rho, rho_from_epsilon
@@ -435,8 +436,8 @@ class PrivacyAccountant:
 
     @property
     def ledger(self):
-        """The accepted charges, a list of :class:`LedgerEntry` in order (a copy)."""
-        return self._store.entries()
+        """The accepted charges, a :class:`Ledger` (a list of :class:`LedgerEntry`, in order, a copy) that prints as a table."""
+        return Ledger(self._store.entries())
 
     @property
     def path(self):

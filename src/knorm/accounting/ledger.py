@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["BudgetExceededError", "LedgerEntry", "SeedReuseError", "check_charge", "RELATIVE_TOLERANCE"]
+__all__ = ["BudgetExceededError", "Ledger", "LedgerEntry", "SeedReuseError", "check_charge", "RELATIVE_TOLERANCE"]
 
 # A budget split in k equal parts must be spendable exactly, but the float parts need not
 # sum back to the total: fsum([0.1] * 3) is 0.30000000000000004 > 0.3. 1e-12 covers any
@@ -75,6 +75,67 @@ class LedgerEntry:
 
 
 LedgerEntry.__module__ = "knorm.accounting"
+
+
+class Ledger(list):
+    """The accepted charges in order: a list of :class:`LedgerEntry` that prints as a table.
+
+    Returned by :attr:`PrivacyAccountant.ledger` (a copy). It is a list (indexing, ``len``,
+    equality as before); its ``repr`` is one row per charge, with long descriptions cut
+    (the entries keep them whole), and notebooks show it as an HTML table.
+
+    Parameters
+    ----------
+    iterable : iterable of LedgerEntry, optional
+        The entries, in the order they were charged.
+
+    Examples
+    --------
+    >>> from knorm import PrivacyAccountant
+    >>> acc = PrivacyAccountant(total_epsilon=1.0)
+    >>> _ = acc.spend(0.25, "mean", description="l1 K-norm, sensitivity 10")
+    >>> print(repr(acc.ledger).splitlines()[1][:45])
+    0  eps=0.25   mean  l1 K-norm, sensitivity 10
+    """
+
+    _WIDTH = 50  # characters of a description shown
+
+    def _rows(self):
+        for e in self:
+            budget = f"rho={e.rho:.4g}" if e.rho is not None else f"eps={e.epsilon:.4g}"
+            text = e.description if len(e.description) <= self._WIDTH else e.description[: self._WIDTH - 1] + "\u2026"
+            yield (
+                str(e.position),
+                budget,
+                e.label,
+                text,
+                "yes" if e.fixed_seed else "no",
+                e.time.strftime("%Y-%m-%d %H:%M"),
+            )
+
+    def __repr__(self):
+        if not self:
+            return "Ledger([])  (no charge yet)"
+        head = ("#", "budget", "label", "description", "fixed seed", "time (UTC)")
+        rows = [head, *self._rows()]
+        widths = [max(len(r[j]) for r in rows) for j in range(len(head))]
+        widths[3] = max(widths[3], self._WIDTH)
+        right = (True, False, True, False, False, False)  # numbers and labels right-aligned, text left
+        lines = []
+        for r in rows:
+            cells = [c.rjust(w) if ra else c.ljust(w) for c, w, ra in zip(r, widths, right)]
+            lines.append("  ".join(cells).rstrip())
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        import html
+
+        head = "".join(f"<th>{h}</th>" for h in ("#", "budget", "label", "description", "fixed seed", "time (UTC)"))
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self._rows())
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+Ledger.__module__ = "knorm.accounting"
 
 
 def check_charge(epsilons, total, epsilon, label, previous=None, unit="epsilon"):
