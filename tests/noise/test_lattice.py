@@ -274,7 +274,7 @@ def test_a_refused_lattice_is_cached_and_raised_fresh(monkeypatch):
     and raised as a fresh exception each time (one stored instance grew its traceback on every raise)."""
     from knorm.mechanisms import lattice as mech
 
-    monkeypatch.setattr(mech, "_CACHE", type(mech._CACHE)())  # an empty cache, whatever ran before
+    monkeypatch.setattr(mech, "_LAWS", type(mech._LAWS)(128, refusals=(ValueError, TypeError)))  # an empty cache
     calls = []
     build = mech._law_uncached
     monkeypatch.setattr(mech, "_law_uncached", lambda *args: calls.append(1) or build(*args))

@@ -12,9 +12,7 @@ are released and the others rebuilt exactly (:mod:`knorm.sensitivity.reduction`)
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -25,6 +23,7 @@ from knorm._exact import ExactSums
 from knorm._validation import check_positive, check_rng, param_error
 from knorm.geometry.base import LowAcceptanceError, NormBall
 from knorm.geometry.lp import LpBall
+from knorm.mechanisms._cache import PublicCache
 from knorm.mechanisms.compare import RankingReport, rank_mechanisms
 from knorm.mechanisms.knorm_mechanism import KNormMechanism
 from knorm.mechanisms.lattice import LatticeUnavailable, choose_spacing
@@ -405,25 +404,11 @@ def choose_mechanism(
     return _remember(pick, lambda: _pick(ranking, eps, prefer_lattice, integer, rounding_share, owner))
 
 
-# The one cache of the chooser, by public key (see choose_mechanism's ``key``; never data): the
-# rankings, which do not depend on epsilon, and the choices at each epsilon (their mechanisms, lattice
-# laws included, are reused release after release).
-_CACHE: OrderedDict = OrderedDict()
-_MAX_CACHE = 512
-_CACHE_LOCK = threading.Lock()
-
-
-def _remember(key, build):
-    with _CACHE_LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
-    value = build()  # outside the lock: a ranking can take seconds
-    with _CACHE_LOCK:
-        _CACHE[key] = value
-        while len(_CACHE) > _MAX_CACHE:
-            _CACHE.popitem(last=False)
-    return value
+# The chooser's cache, by public key (see choose_mechanism's ``key``; never data): the rankings, which
+# do not depend on epsilon, and the choices at each epsilon (their mechanisms, lattice laws included,
+# are reused release after release).
+_CHOICES = PublicCache(512)
+_remember = _CHOICES.get
 
 
 #: The smallest rate epsilon / Delta of an integer release: the exact discrete Laplace's floor, where

@@ -34,10 +34,7 @@ on the kind of ball (:func:`lattice_noise`, the slack) is chosen by ``functools.
 
 from __future__ import annotations
 
-import copy
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import singledispatch
@@ -47,6 +44,7 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._validation import param_error
 from knorm.geometry import HistogramBall
+from knorm.mechanisms._cache import PublicCache
 from knorm.mechanisms.lattice_balls import _as_interval, _count_polytope, _dedicated, _integer_rows
 from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise, to_rational_polytope
 from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
@@ -464,31 +462,16 @@ def _build(ball, sensitivity, epsilon, gamma, on_lattice=False):
 
 # Built lattice laws, rational polytopes and spacings, by the ball's parameters (never id()):
 # a fit that builds a new mechanism per call reuses them. Bounded, least recently used first out.
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 128
-_LOCK = threading.RLock()
+# Laws and refusals by public inputs (ball, sensitivity, epsilon, spacing).
+_LAWS = PublicCache(128, refusals=(ValueError, TypeError))
 
 
 _ball_key = ball_key
 
 
 def _cached(key, build):
-    """``build()`` once per key; a refusal (ValueError, TypeError) is cached and raised again."""
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            value = _CACHE[key]
-        else:
-            try:
-                value = build()
-            except (ValueError, TypeError) as err:
-                value = err
-            _CACHE[key] = value
-            if len(_CACHE) > _CACHE_SIZE:
-                _CACHE.popitem(last=False)
-    if isinstance(value, Exception):
-        raise copy.copy(value)  # a fresh instance: raising the stored one grew its traceback on every call
-    return value
+    """``build()`` once per key; a refusal (ValueError, TypeError) is kept and raised again."""
+    return _LAWS.get(key, build)
 
 
 def check_spacing(spacing, dim, owner="KNormMechanism"):
