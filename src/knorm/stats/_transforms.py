@@ -7,7 +7,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CovarianceFromMoments", "Expand", "MeanFromSums", "MomentsFromStandardised", "VarianceFromMoments"]
+__all__ = [
+    "CovarianceFromMoments",
+    "Expand",
+    "MeanFromStandardised",
+    "MeanFromSums",
+    "MomentsFromStandardised",
+    "VarianceFromMoments",
+]
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,34 @@ class MeanFromSums:
         if self.n is not None:
             return v / self.n
         return v[..., 1:] / np.maximum(v[..., :1], 1.0)
+
+
+@dataclass(frozen=True)
+class MeanFromStandardised:
+    """(sum u, sum u^2) of u = (x - c) / w, n public -> the mean c + w sum u / n (or the sum n c + w sum u).
+
+    The release of one column's mean (or sum) with the mean's focus (:func:`knorm.stats.mean`):
+    an affine map of the first coordinate alone, so its noise intervals are the parent's,
+    scaled and shifted (``coordinate_affine``), in closed form where the parent's are.
+    """
+
+    n: float
+    centre: float
+    width: float
+    total: bool = False
+
+    @property
+    def coordinate_affine(self):
+        """(index, scale, offset): value = offset + scale * parent[index], scale > 0."""
+        if self.total:
+            return (0,), (self.width,), (self.n * self.centre,)
+        return (0,), (self.width / self.n,), (self.centre,)
+
+    def __call__(self, v):
+        v = np.asarray(v, dtype=float)
+        if self.total:
+            return self.n * self.centre + self.width * v[..., :1]
+        return self.centre + self.width * (v[..., :1] / self.n)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from knorm._ingest import as_columns, clip_count, is_dask, n_records
 from knorm.geometry import LpBall
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
 from knorm.stats._core import Request, check_neighbours, check_one_column, publish, total
+from knorm.stats._population import ProportionModel, attach, refused
 from knorm.stats._transforms import Expand
 
 __all__ = ["histogram", "histogramdd", "vote"]
@@ -55,11 +56,18 @@ def _release_cells(A, edge_list, names, neighbours, request):
         ball = space.hull
         value = ball.reduce(counts)
         raw = publish(value, {"histogram ball": ball}, space, request, names=names[:-1], key=key, counts=True)
-        return raw.postprocess(Expand(ball, n_records(A)), label=request.label, names=names)
+        release = raw.postprocess(Expand(ball, n_records(A)), label=request.label, names=names)
+        return attach(release, ProportionModel(n_records(A)))  # the cells' proportions, n public
     # Add/remove: S_T = {+-e_i}, whose hull is the l1 ball (the cross-polytope), exactly.
     space = SensitivitySpace.from_support(k, _l1_dual, exact=True, hull=LpBall(k, 1), neighbours="add_remove")
     space.register_exact(LpBall(k, 1), 1.0, "S_T = {+-e_i}: the hull is the unit l1 ball")
-    return publish(counts, {}, space, request, names=names, key=key, counts=True)
+    release = publish(counts, {}, space, request, names=names, key=key, counts=True)
+    return attach(
+        release,
+        refused(
+            "under add/remove neighbours n is private, and the cells' proportions need it: release the histogram with neighbours='replace' (n public)."
+        ),
+    )
 
 
 def _l1_dual(c):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from knorm._validation import param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import Request, check_ddof, check_neighbours, publish, standard_box
+from knorm.stats._population import CovarianceModel, attach
 from knorm.stats._transforms import CovarianceFromMoments
 
 __all__ = ["covariance", "covariance_matrix", "mean_and_covariance", "second_moment_ball"]
@@ -206,7 +208,10 @@ def _mean_and_covariance(X, bounds, ddof, neighbours, request):
         transform = CovarianceFromMoments(p, n=n, ddof=ddof, centre=tuple(centre.tolist()), scale=tuple(scale.tolist()))
     else:
         transform = CovarianceFromMoments(p, n=n, ddof=ddof)
-    return raw.postprocess(transform, label=request.label or "mean and covariance", names=names)
+    release = raw.postprocess(transform, label=request.label or "mean and covariance", names=names)
+    # The population intervals read the moments with ddof = 1, whatever the release's ddof.
+    model = CovarianceModel(replace(transform, ddof=1), p, tuple(lo.tolist()), tuple(hi.tolist()), n)
+    return attach(release, model)
 
 
 @functools.lru_cache(maxsize=16)
@@ -254,7 +259,8 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
     request = Request.checked("knorm.stats.covariance", epsilon, rng=rng, accountant=accountant, label=label)
     both = _mean_and_covariance(X, bounds, ddof, neighbours, request)
     p = int(round((math.sqrt(8 * len(both.value) + 9) - 3) / 2))  # p + p (p + 1) / 2 entries
-    return both.postprocess(_DropMeans(p), label=request.label or "covariance", names=both.names[p:])
+    release = both.postprocess(_DropMeans(p), label=request.label or "covariance", names=both.names[p:])
+    return attach(release, replace(both.population, with_means=False))
 
 
 class _DropMeans:

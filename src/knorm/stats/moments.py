@@ -24,6 +24,7 @@ from knorm._validation import param_error
 from knorm.geometry import K2Ball, LinearImage, LpBall
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import Request, check_ddof, check_neighbours, ingest, publish, standard_box
+from knorm.stats._population import MomentsModel, attach
 from knorm.stats._transforms import MomentsFromStandardised, VarianceFromMoments
 from knorm.stats.sums import _release_sum
 
@@ -147,7 +148,12 @@ def _release_moments(X, lo, hi, outside, neighbours, norm, request):
 
 def _with_square(block):
     """(x, x^2) of each record of a one-column block (x^2 rounded once)."""
-    return np.concatenate([block, block * block], axis=1)
+    if not isinstance(block, np.ndarray):  # a Dask array
+        return np.concatenate([block, block * block], axis=1)
+    out = np.empty((2, len(block)))  # contiguous columns (see _Standardised)
+    out[0] = block[:, 0]
+    np.multiply(out[0], out[0], out=out[1])
+    return out.T
 
 
 class _Standardised:
@@ -157,8 +163,16 @@ class _Standardised:
         self.c, self.w = c, w
 
     def __call__(self, block):
-        u = (block - self.c) / self.w
-        return np.concatenate([u, u * u], axis=1)
+        if not isinstance(block, np.ndarray):  # a Dask array: the same roundings, lazily
+            u = (block - self.c) / self.w
+            return np.concatenate([u, u * u], axis=1)
+        # Both columns in one column-major array (contiguous columns: 2-3x faster than three temporaries
+        # or strided writes on 1e6 records), with the same roundings.
+        out = np.empty((2, len(block)))
+        np.subtract(block[:, 0], self.c, out=out[0])
+        np.divide(out[0], self.w, out=out[0])
+        np.multiply(out[0], out[0], out=out[1])
+        return out.T
 
 
 def _moment_map(lo, hi):
@@ -172,8 +186,12 @@ def _moment_map(lo, hi):
 _MEAN_FOCUS_ROUNDING = 2.0**-10
 
 
+@functools.lru_cache(maxsize=1)
 def _mean_focus_space():
-    """The sensitivity space of t(u) = (u, u^2), u in [-1/2, 1/2], with the certified unit l1 ball."""
+    """The sensitivity space of t(u) = (u, u^2), u in [-1/2, 1/2], with the certified unit l1 ball.
+
+    Built once: it depends on nothing (public), and nothing mutates it after this.
+    """
     t = QuadraticStatistic(
         np.array([[[0.0]], [[1.0]]]), np.array([[1.0], [0.0]]), [-0.5], [0.5], names=["sum u", "sum u^2"]
     )
@@ -356,7 +374,9 @@ def _release_spread(x, bounds, ddof, norm, neighbours, request, *, std):
     raw, scales = _release_moments(X, lo, hi, outside, neighbours, norm, request.labelled(f"{name}: moments"))
     _, c, w = (None, 0.0, 1.0) if scales is None else scales  # centre 0, width 1: the moments of x itself
     transform = VarianceFromMoments(n=n, ddof=ddof, std=std, centre=c, width=w)
-    return raw.postprocess(transform, label=request.label or name, names=("mean", name))
+    release = raw.postprocess(transform, label=request.label or name, names=("mean", name))
+    model = MomentsModel(("mean", name), float(lo[0]), float(hi[0]), None if n is None else float(n), centre=c, width=w)
+    return attach(release, model)
 
 
 @fill_doc

@@ -26,7 +26,8 @@ from knorm.geometry import LinearImage
 from knorm.sensitivity import SensitivitySpace, count_space, sum_space
 from knorm.stats._core import Request, check_neighbours, ingest, publish, total
 from knorm.stats._linear import ScaledSupport, check_l0_bound, count_sum_ball, linear_space, sum_ball
-from knorm.stats._transforms import MeanFromSums
+from knorm.stats._population import MomentsModel, ProportionModel, attach, refused
+from knorm.stats._transforms import MeanFromStandardised, MeanFromSums
 
 __all__ = ["count", "mean", "sum"]
 
@@ -76,7 +77,44 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     if l0_bound is not None:
         l0_bound = check_l0_bound(l0_bound, X.shape[1], request.owner)
         _check_l0_data(X, lo, hi, l0_bound, request.owner)
-    return _release_sum(X, lo, hi, outside, neighbours, l0_bound, request.labelled("sum"))
+    if neighbours == "replace" and X.shape[1] == 1 and l0_bound is None:
+        return _with_moments(X, lo, hi, outside, request, total=True, names=("sum x1",))
+    release = _release_sum(X, lo, hi, outside, neighbours, l0_bound, request.labelled("sum"))
+    return attach(release, refused(_no_variance("sum", neighbours)))
+
+
+def _no_variance(what, neighbours):
+    """Why a sum or a mean released without its second moment has no population interval (public words)."""
+    if neighbours == "add_remove":
+        return (
+            f"under add/remove neighbours knorm.stats.{what} releases the count and the sums only, so no variance "
+            "is released to estimate the sampling error from (and n itself is private). knorm.stats.var(x, "
+            "bounds, neighbours='add_remove') releases (n, sum x, sum x^2) jointly: its conf_int(kind='population') "
+            "covers the population mean; or release under replace-one neighbours (n public)."
+        )
+    return (
+        f"the population interval of a {what} needs the column's variance, which knorm.stats.{what} releases "
+        "jointly (with the mean's focus) for one column without l0_bound only. Release each column on its own, or "
+        "use knorm.stats.mean_and_covariance."
+    )
+
+
+def _with_moments(X, lo, hi, outside, request, *, total, names):
+    """The mean (or the sum) of one column with n public, from (sum u, sum u^2) released with the mean's focus.
+
+    The pair is released through the unit l1 ball of the standardised moments
+    (:func:`knorm.stats.moments` with norm='mean'): the mean's noise is exactly that of the
+    Laplace mechanism of the mean alone at the full epsilon (its Notes), on a lattice with
+    a rounding slack of at most 0.1% of Delta (the box hull of the sum alone had 1%), and the
+    second moment comes with it at no extra epsilon. The second moment gives the sampling
+    variance of the population interval (:class:`~knorm.stats._population.MomentsModel`).
+    """
+    from knorm.stats.moments import _mean_focus  # moments imports this module
+
+    what = "sum" if total else "mean"
+    raw, (n, c, w) = _mean_focus(X, lo, hi, outside, request.labelled(f"{what}: moments"))
+    release = raw.postprocess(MeanFromStandardised(n, c, w, total=total), label=request.label or what, names=names)
+    return attach(release, MomentsModel((what,), float(lo[0]), float(hi[0]), n, centre=c, width=w))
 
 
 def _check_l0_data(X, lo, hi, l0_bound, owner):
@@ -169,7 +207,16 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         )
     names, key = tuple(f"count {j + 1}" for j in range(d)), ("count", d, l0_bound, neighbours)
     request = request.labelled("count")
-    return publish(counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True)
+    release = publish(counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True)
+    if neighbours == "replace":  # each count is Binomial(n, pi_j), n public
+        return attach(release, ProportionModel(n_records(X)))
+    return attach(
+        release,
+        refused(
+            "under add/remove neighbours the number of records n is private, and a proportion (the binomial law "
+            "of a count) needs it: release the count with neighbours='replace' (n public)."
+        ),
+    )
 
 
 @fill_doc
@@ -213,9 +260,12 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     neighbours = check_neighbours(neighbours, request.owner)
     X, lo, hi, outside = ingest(x, bounds, request.owner)
     names = tuple(f"mean x{j + 1}" for j in range(X.shape[1]))
+    if neighbours == "replace" and X.shape[1] == 1:
+        return _with_moments(X, lo, hi, outside, request, total=False, names=names)
     if neighbours == "replace":
         raw = _release_sum(X, lo, hi, outside, neighbours, None, request.labelled("mean: sum"))
-        return raw.postprocess(MeanFromSums(n=n_records(X)), label=request.label or "mean", names=names)
+        release = raw.postprocess(MeanFromSums(n=n_records(X)), label=request.label or "mean", names=names)
+        return attach(release, refused(_no_variance("mean", neighbours)))
     mag = np.maximum(np.abs(lo), np.abs(hi))
     value = RecordSums(RecordSums.exact(n_records(X)), (Records(X, lo, hi, clip=outside > 0), mag, True))
     space, space_names = linear_space(lo, hi, neighbours, with_count=True)
@@ -224,7 +274,8 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     key = ("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours)
     # the exact hull: nothing else can beat it
     raw = publish(value, {ball.name: ball}, space, request.labelled("mean: count and sums"), names=space_names, key=key)
-    return raw.postprocess(MeanFromSums(), label=request.label or "mean", names=names)
+    release = raw.postprocess(MeanFromSums(), label=request.label or "mean", names=names)
+    return attach(release, refused(_no_variance("mean", neighbours)))
 
 
 @functools.lru_cache(maxsize=32)
