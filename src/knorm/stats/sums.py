@@ -55,21 +55,29 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
         the column widths under replace-one neighbours (paper Theorem "Optimal K-mech"), the
         hull of the box and its mirror under add/remove (exact up to 10 columns; beyond, the
         symmetric box of max(|lo|, |hi|), which contains S_T and is the hull when the
-        bounds are symmetric).
+        bounds are symmetric). One column under replace-one neighbours (n public, no
+        ``l0_bound``): n c + w sum u, post-processed from (sum u, sum u^2), u = (x - c) / w,
+        released with the mean's focus (:func:`mean`), whose ``conf_int(kind='population')``
+        covers the population total n mu.
 
     Notes
     -----
     Values outside the bounds are clipped (counted, and the curator warned above 5%).
     The sensitivity space has a closed-form support function (h(c) = sum_j |c_j| (hi_j -
     lo_j) under replace-one neighbours), so nothing enumerates the 2^p corners of the box:
-    any number of columns works.
+    any number of columns works. For one column under replace-one neighbours the box is
+    the interval [-(hi - lo), hi - lo], whose K-norm mechanism is Laplace noise of scale
+    (hi - lo) / epsilon: the mean's focus gives the sum exactly that noise, with the second
+    moment at no extra epsilon (:func:`mean`, Notes).
 
     Examples
     --------
     >>> import numpy as np
     >>> release = sum(np.arange(10.0), (0, 10), epsilon=1.0, rng=0)
-    >>> release.names, release.ball_name, round(release.gain, 3)
-    (('sum x1',), 'box hull', 1.0)
+    >>> release.names, release.parent.ball_name, round(release.gain, 3)
+    (('sum x1',), 'l1 of standardised (x, x^2)', 1.0)
+    >>> sum(np.ones((10, 2)), (0, 10), epsilon=1.0, rng=0).ball_name
+    'box hull'
     """
     request = Request.checked("knorm.stats.sum", epsilon, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, request.owner)
@@ -239,14 +247,37 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     -------
     Release
         The means: a post-processing of the released sums (``parent``). Its intervals push
-        the public noise law through the division (exact under replace-one neighbours).
+        the public noise law through the division (exact under replace-one neighbours). For
+        one column under replace-one neighbours the parent is (sum u, sum u^2), u = (x - c) /
+        w, released with the mean's focus (Notes), and ``conf_int(kind='population')`` covers
+        the population mean, counting the sampling error with the variance from that same
+        release, and ``test`` tests it.
 
     Notes
     -----
-    Under add/remove the statistic is (n, sum x): S_T = +-{(1, x) : x in the box}, whose hull
-    is exactly the image of the cube [-1, 1]^(p+1) under (t, s) -> (t, c t + a s), with
-    c = (hi + lo) / 2 and a = (hi - lo) / 2 (its section at count t is t c + [-a, a]), in
-    every dimension. The mean is sum / max(noisy n, 1).
+    **One column, replace-one neighbours.** With c the midpoint of the bounds and w their
+    width, (sum u, sum u^2) of u = (x - c) / w in [-1/2, 1/2] is released through the unit l1
+    ball (``moments(..., norm='mean')``; its certified sensitivity is 1, the proof in
+    :func:`var`, Notes): independent Laplace noise of scale 1 / epsilon on each coordinate, so
+    the mean c + w sum u / n has exactly the noise of the Laplace mechanism of the mean alone
+    at the full epsilon (the box hull of the sum alone is that interval too), on a lattice
+    whose rounding slack is at most 0.1% of Delta (the sum alone took 1%). The second moment
+    comes with it at no extra epsilon: it gives the sample variance that
+    ``conf_int(kind='population')`` needs (:class:`knorm.stats._population.MomentsModel`).
+    Measured on Beta(2, 5) data on [0, 10], 3,000 releases each, the median |error| of the
+    mean times n eps / (hi - lo) was 0.706, 0.701 and 0.702 at (n, eps) = (400, 1),
+    (10^5, 0.02) and (1000, 10), against 0.719, 0.717 and 0.722 for the sum alone (Laplace:
+    ln 2 = 0.693).
+
+    **Several columns** (replace-one neighbours): the sums through the box hull, divided by
+    the public n; no population interval (each column on its own has one).
+
+    **Add/remove neighbours**: the statistic is (n, sum x): S_T = +-{(1, x) : x in the box},
+    whose hull is exactly the image of the cube [-1, 1]^(p+1) under (t, s) -> (t, c t + a s),
+    with c = (hi + lo) / 2 and a = (hi - lo) / 2 (its section at count t is t c + [-a, a]), in
+    every dimension. The mean is sum / max(noisy n, 1). No second moment is released, so
+    the population interval is refused (:func:`var` under add/remove releases (n, sum x,
+    sum x^2) and has one).
 
     Examples
     --------
@@ -254,7 +285,9 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     >>> x = np.random.default_rng(0).uniform(0, 10, 10_000)
     >>> release = mean(x, (0, 10), epsilon=1.0, rng=1)
     >>> round(float(release.value[0]), 2), release.parent.names
-    (4.99, ('sum x1',))
+    (4.99, ('sum u', 'sum u^2'))
+    >>> release.conf_int(0.05, kind="population").kind
+    'population'
     """
     request = Request.checked("knorm.stats.mean", epsilon, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, request.owner)
