@@ -2694,7 +2694,7 @@ def _rows():
         "epsilon = 1e-12 (beyond the exact lattice sampler)",
         lambda: dp.mean(X1, (0, 10), epsilon=1e-12, rng=0),
         V,
-        says("'epsilon' parameter of KNormMechanism", "at least 2^-37", "Got 1e-12", "sampler='continuous'"),
+        says("'epsilon' parameter of KNormMechanism", "at least 2^-33", "Got 1e-12", "sampler='continuous'"),
     )
     add(
         "knorm.stats.var(x, bounds, epsilon)",

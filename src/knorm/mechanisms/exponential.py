@@ -154,6 +154,8 @@ class ExponentialRelease(Release):
         As for :class:`Release` (``noise_law`` is None: the value is not the statistic plus noise).
     rho : None
         As for :class:`Release`: None, the exponential mechanism is pure epsilon-DP.
+    population : None
+        As for :class:`Release`: None, no population inference is defined for it.
     n_candidates : int
         The number n_C of public candidates of each row.
     rates : tuple of Fraction

@@ -293,7 +293,7 @@ class CovarianceModel(SamplingModel):
             upper.append(b)
         if not self.with_means:
             lower, upper = [], []
-        for i, (j, k) in enumerate(zip(*tri)):
+        for i, (j, k) in enumerate(zip(tri[0].tolist(), tri[1].tolist())):
             if j == k:
                 var, bound = s2[j] * max(m[j] ** 2 - s2[j], 0.0), (hi[j] - lo[j]) ** 2 / 4.0
                 floor = 0.0
