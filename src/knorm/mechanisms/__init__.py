@@ -6,7 +6,7 @@ from knorm.mechanisms.exponential import ExponentialMechanism, ExponentialReleas
 from knorm.mechanisms.gaussian import GaussianMechanism
 from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active
 from knorm.mechanisms.lattice import LatticeLaw, LatticeUnavailable, build_lattice_law, choose_spacing
-from knorm.mechanisms.release import Intervals, Release
+from knorm.mechanisms.release import Intervals, Release, SamplingModel
 
 __all__ = [
     "ContainmentResult",
@@ -20,6 +20,7 @@ __all__ = [
     "MechanismChoice",
     "RankingReport",
     "Release",
+    "SamplingModel",
     "build_lattice_law",
     "choose_mechanism",
     "choose_spacing",
