@@ -2,6 +2,12 @@
 
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
+from knorm.mechanisms.compare_gaussian import (
+    ErrorComparison,
+    GaussianComparison,
+    compare_gaussians,
+    compare_pure_and_gaussian,
+)
 from knorm.mechanisms.exponential import ExponentialMechanism, ExponentialRelease
 from knorm.mechanisms.gaussian import GaussianMechanism
 from knorm.mechanisms.knorm_mechanism import KNormMechanism, nonprivate, nonprivate_active
@@ -10,8 +16,10 @@ from knorm.mechanisms.release import Intervals, Release
 
 __all__ = [
     "ContainmentResult",
+    "ErrorComparison",
     "ExponentialMechanism",
     "ExponentialRelease",
+    "GaussianComparison",
     "GaussianMechanism",
     "Intervals",
     "KNormMechanism",
@@ -23,6 +31,8 @@ __all__ = [
     "build_lattice_law",
     "choose_mechanism",
     "choose_spacing",
+    "compare_gaussians",
+    "compare_pure_and_gaussian",
     "containment",
     "default_candidates",
     "nonprivate",
