@@ -39,7 +39,7 @@ def gaussian_true_epsilon(mu, delta):
     Parameters
     ----------
     mu : float
-        sqrt(u' Sigma^-1 u) for the pair, > 0.
+        The Mahalanobis distance sqrt(u' Sigma^-1 u) of the pair, > 0.
     delta : float
         In (0, 1).
 
@@ -81,7 +81,7 @@ def worst_pair(space, covariance):
     u : ndarray of shape (m,)
         The difference T(X') - T(X) of the worst neighbours.
     mu : float
-        sqrt(u' Sigma^-1 u).
+        Its Mahalanobis norm sqrt(u' Sigma^-1 u).
     """
     V = hull_points(space).differences()
     q = np.einsum("ij,ij->i", V, np.linalg.solve(covariance, V.T).T)
