@@ -1,5 +1,6 @@
 """K-norm mechanisms and their comparison (paper Sections 2 and 3)."""
 
+from knorm.mechanisms._mode import budget
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
 from knorm.mechanisms.exponential import ExponentialMechanism, ExponentialRelease
@@ -20,6 +21,7 @@ __all__ = [
     "MechanismChoice",
     "RankingReport",
     "Release",
+    "budget",
     "build_lattice_law",
     "choose_mechanism",
     "choose_spacing",
