@@ -134,7 +134,12 @@ def _budget_accountant(total_epsilon, total_rho, path, accountant):
         return PrivacyAccountant(**totals), True
     if kind is None:  # a later session: the file holds the total (open never creates)
         return PrivacyAccountant.open(path), True
-    return PrivacyAccountant.create(path, **totals), True  # refuses a path where anything exists
+    try:
+        return PrivacyAccountant.create(path, **totals), True  # refuses a path where anything exists
+    except FileExistsError as err:
+        raise FileExistsError(
+            f"{err} To go on spending that ledger in a block, pass its path without a total: knorm.budget(path=...)."
+        ) from None
 
 
 @contextlib.contextmanager
