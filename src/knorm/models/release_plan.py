@@ -25,7 +25,7 @@ def check_fit_budget(accountant, epsilon, n_releases, owner):
     ----------
     accountant : PrivacyAccountant or None
         The accountant the releases will be charged to (None: the enclosing
-        :func:`knorm.budget` block's, if any).
+        :func:`knorm.budget <knorm.mechanisms.budget>` block's, if any).
     epsilon : float
         The sum of their epsilons.
     n_releases : int
@@ -39,7 +39,7 @@ def check_fit_budget(accountant, epsilon, n_releases, owner):
         If ``epsilon`` exceeds the accountant's remaining budget (outside
         :func:`~knorm.mechanisms.nonprivate`, whose releases charge nothing).
     ValueError
-        Inside a :func:`knorm.budget` block, if ``accountant`` is another accountant.
+        Inside a :func:`knorm.budget <knorm.mechanisms.budget>` block, if ``accountant`` is another accountant.
 
     Examples
     --------
