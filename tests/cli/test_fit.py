@@ -21,8 +21,9 @@ def test_fit_linear_diagnostics_under_a_banner_and_json(csv_file, capsys):
     status, out, err = run_cli(argv, capsys)
     assert status == 0, err
     payload = json.loads(out)
-    assert payload["release"]["epsilon"] == 5 and payload["release"]["sensitivity"]["kind"] in ("exact", "bound")
-    assert set(payload["coefficients"]) == {"x", "z"}
+    (release,) = payload["privacy"]["releases"]
+    assert release["epsilon"] == 5 and release["sensitivity"]["kind"] in ("exact", "bound")
+    assert list(payload["coefficients"]) == ["intercept", "x", "z"]
     assert "curator_only_diagnostics" in payload and payload["curator_only_diagnostics"]["rows_dropped"] == 0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from knorm._docs import fill_doc
-from knorm.cli._common import add_output, emit, ledger_errors, new_parser, positive_float
+from knorm.cli._common import add_output, emit, format_number, ledger_errors, new_parser, positive_float, text_table
 
 __all__ = ["add_parser"]
 
@@ -68,7 +68,7 @@ def run_create(args):
     """Create the ledger file."""
     with _open(args.path, args.total, create=True) as acc:
         info = _summary(acc)
-    emit(args, info, [f"created {args.path}: total epsilon {info['total']:g}"])
+    emit(args, info, [f"created {args.path}: total epsilon {format_number(info['total'])}"])
     return 0
 
 
@@ -80,8 +80,8 @@ def run_show(args):
         args,
         info,
         [
-            f"{args.path}: total {info['total']:g}, spent {info['spent']:g}, remaining "
-            f"{info['remaining']:g} ({info['entries']} charges)"
+            f"{args.path}: total {format_number(info['total'])}, spent {format_number(info['spent'])}, remaining "
+            f"{format_number(info['remaining'])} ({info['entries']} charges)"
         ],
     )
     return 0
@@ -103,7 +103,9 @@ def run_ledger(args):
         }
         for e in entries
     ]
-    text = [f"{args.path}: {info['spent']:g} of {info['total']:g} spent"]
-    text += [f"{r['position']:>4}  {r['epsilon']:<8g} {r['time'][:19]}  {r['label']}" for r in rows]
+    text = [f"{args.path}: {format_number(info['spent'])} of {format_number(info['total'])} spent"]
+    table = [[str(r["position"]), format_number(r["epsilon"]), r["time"][:19], r["label"]] for r in rows]
+    if rows:
+        text += text_table(["#", "epsilon", "time (UTC)", "label"], table, left=(2, 3))
     emit(args, dict(info, ledger=rows), text)
     return 0

@@ -14,6 +14,8 @@ from knorm.cli._common import (
     add_data,
     add_output,
     emit,
+    format_interval,
+    format_number,
     new_parser,
     open_budget,
     parse_bounds,
@@ -23,6 +25,7 @@ from knorm.cli._common import (
     read_table,
     release_dict,
     seed_int,
+    text_table,
 )
 
 __all__ = ["add_parser"]
@@ -245,18 +248,21 @@ def _report_chosen(args, release, columns, n):
     public_n = args.neighbours == "replace"
     names = [f"{name} {columns[0]}" for name in release.names]
     lines = [
-        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, epsilon {release.epsilon:g}"
+        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, epsilon {format_number(release.epsilon)}"
         + (", n public (replace-one neighbours)" if public_n else ", n private (add/remove)"),
-        f"exponential mechanism over {release.n_candidates} public grid points, sampled exactly",
+        f"exponential mechanism over {format_number(release.n_candidates)} public grid points, sampled exactly",
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
-    width = max(len(name) for name in names)
-    lines.append(f"{'':<{width}}  {'value':>14}  {f'rank error ({1 - args.alpha:.0%})':>22}")
-    lines += [f"{name:<{width}}  {v:>14.6g}  {f'{e:.4g} records':>22}" for name, v, e in zip(names, release.value, t)]
+    rows = [[name, format_number(v), f"{format_number(e)} records"] for name, v, e in zip(names, release.value, t)]
+    lines += text_table(["", "value", f"rank error ({1 - args.alpha:.0%})"], rows)
     lines.append(
         "rank error: with the stated probability the value's rank is within it of q n (the data rounded to the grid)"
-        + (f"; here n = {n}, so the value is a q'-quantile with |q' - q| <= error / n" if public_n else "")
+        + (
+            f"; here n = {format_number(n)}, so the value is a q'-quantile with |q' - q| <= error / n"
+            if public_n
+            else ""
+        )
         + "; no value interval (it would need the data's distribution)"
     )
     payload = {
@@ -275,23 +281,21 @@ def _report(args, release, columns):
     names = [_rename(n, columns) for n in names]
     if args.statistic == "count":
         names = [f"count {c}" for c in columns] or ["rows"]
-    ci = np.asarray(release.conf_int(args.alpha))
+    interval = release.conf_int(args.alpha)
+    ci = np.asarray(interval)
     gain = release.gain
     lines = [
         f"knorm release {args.statistic}: {args.data}, {'column ' + ', '.join(columns) if columns else 'rows'}, "
-        f"epsilon {release.epsilon:g}"
+        f"epsilon {format_number(release.epsilon)}"
         + (", n public (replace-one neighbours)" if args.neighbours == "replace" else ", n private (add/remove)"),
-        f"noise: K-norm with K = {release.ball_name}, certified sensitivity {release.sensitivity.value:g} "
+        f"noise: K-norm with K = {release.ball_name}, certified sensitivity {format_number(release.sensitivity.value)} "
         f"({release.sensitivity.kind})"
-        + (f"; Laplace would need {gain:.2f}x the epsilon" if math.isfinite(gain) else ""),
+        + (f"; Laplace would need {format_number(gain)}x the epsilon" if math.isfinite(gain) else ""),
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
-    width = max(len(n) for n in names)
-    level = f"{1 - args.alpha:.0%} interval"
-    lines.append(f"{'':<{width}}  {'value':>14}  {level:>29}")
-    lines += [f"{n:<{width}}  {v:>14.6g}  [{a:>12.6g}, {b:>12.6g}]" for n, v, (a, b) in zip(names, value, ci)]
-    interval = release.conf_int(args.alpha)
+    rows = [[n, format_number(v), format_interval(a, b)] for n, v, (a, b) in zip(names, value, ci)]
+    lines += text_table(["", "value", f"{1 - args.alpha:.0%} interval"], rows)
     lines.append(f"intervals: {interval.method}; they cover this dataset's statistic (the noise), not a population")
     payload = {
         "command": f"release {args.statistic}",

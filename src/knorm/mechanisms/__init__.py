@@ -1,5 +1,6 @@
 """K-norm mechanisms and their comparison (paper Sections 2 and 3)."""
 
+from knorm.mechanisms._mode import budget
 from knorm.mechanisms.choose import MechanismChoice, choose_mechanism, default_candidates
 from knorm.mechanisms.compare import ContainmentResult, RankingReport, containment, rank_mechanisms
 from knorm.mechanisms.compare_gaussian import (
@@ -28,6 +29,7 @@ __all__ = [
     "MechanismChoice",
     "RankingReport",
     "Release",
+    "budget",
     "build_lattice_law",
     "choose_mechanism",
     "choose_spacing",

@@ -13,6 +13,7 @@ import numpy as np
 
 from knorm.accounting import BudgetExceededError
 from knorm.mechanisms import nonprivate_active
+from knorm.mechanisms._mode import resolve_accountant
 
 __all__ = ["check_fit_budget", "release_rngs"]
 
@@ -23,7 +24,8 @@ def check_fit_budget(accountant, epsilon, n_releases, owner):
     Parameters
     ----------
     accountant : PrivacyAccountant or None
-        The accountant the releases will be charged to.
+        The accountant the releases will be charged to (None: the enclosing
+        :func:`knorm.budget <knorm.mechanisms.budget>` block's, if any).
     epsilon : float
         The sum of their epsilons.
     n_releases : int
@@ -36,13 +38,18 @@ def check_fit_budget(accountant, epsilon, n_releases, owner):
     BudgetExceededError
         If ``epsilon`` exceeds the accountant's remaining budget (outside
         :func:`~knorm.mechanisms.nonprivate`, whose releases charge nothing).
+    ValueError
+        Inside a :func:`knorm.budget <knorm.mechanisms.budget>` block, if ``accountant`` is another accountant.
 
     Examples
     --------
     >>> from knorm.accounting import PrivacyAccountant
     >>> check_fit_budget(PrivacyAccountant(1.0), 0.5, 2, "Example")  # fits: nothing happens
     """
-    if n_releases < 2 or accountant is None or nonprivate_active():
+    if nonprivate_active():
+        return
+    accountant = resolve_accountant(accountant, f"{owner}.fit")  # refuses a second accountant in a budget block
+    if n_releases < 2 or accountant is None:
         return
     remaining = getattr(accountant, "remaining", None)
     if remaining is not None and epsilon > remaining * (1 + 1e-12) + 1e-15:
