@@ -21,6 +21,7 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._ingest import is_dask
 from knorm._validation import param_error
+from knorm.accounting.zcdp import rho_from_epsilon
 from knorm.mechanisms.exponential import ExponentialMechanism
 from knorm.stats._core import check_budget, check_neighbours, ingest
 
@@ -282,13 +283,15 @@ def median(
 
 
 def epsilon_from_rho(rho):
-    """The largest binary64 epsilon with epsilon^2 / 2 <= rho exactly: an epsilon-DP release is then rho-zCDP.
+    """The largest binary64 epsilon whose charge on a rho ledger is at most ``rho``: eps^2 / 2 <= rho.
 
-    Bun & Steinke (2016), Proposition 1.4: epsilon-DP implies (epsilon^2 / 2)-zCDP.
+    Bun & Steinke (2016), Proposition 1.4: epsilon-DP implies (epsilon^2 / 2)-zCDP. A rho
+    ledger charges an epsilon release :func:`knorm.accounting.zcdp.rho_from_epsilon` (eps^2 / 2
+    rounded up, then one ulp more), so epsilon is lowered until that charge is at most rho too.
     """
     two_rho = 2 * Fraction(rho)
     eps = math.sqrt(float(two_rho))
-    while Fraction(eps) ** 2 > two_rho:
+    while Fraction(eps) ** 2 > two_rho or rho_from_epsilon(eps) > rho:
         eps = math.nextafter(eps, 0.0)
     return eps
 
@@ -338,13 +341,6 @@ def _release(x, q, bounds, budget, candidates, neighbours, accountant, rng, labe
     )
     if rho is None or out.epsilon == math.inf:  # pure epsilon, or the non-private mode
         return out
-    # An epsilon-DP release is (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4): it reports that rho
-    # (what a rho ledger was charged, at most the rho asked for), and keeps its epsilon.
-    return dataclasses.replace(out, rho=_rho_of(epsilon))
-
-
-def _rho_of(epsilon):
-    """epsilon^2 / 2 rounded up to binary64 (the rho that an epsilon-DP release spends)."""
-    exact = Fraction(epsilon) ** 2 / 2
-    out = float(exact)
-    return out if Fraction(out) >= exact else math.nextafter(out, math.inf)
+    # An epsilon-DP release is (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4): it reports that rho,
+    # what a rho ledger is charged (at most the rho asked for), and keeps its epsilon.
+    return dataclasses.replace(out, rho=rho_from_epsilon(epsilon))
