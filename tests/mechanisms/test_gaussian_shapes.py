@@ -184,9 +184,15 @@ def _normalised_trace(shape):
         (count_shape(4, 4, "replace"), _count_space(4, 4, "replace")),
         (vote_shape(5, "add_remove"), _vote_space(5, "add_remove")),
         (vote_shape(5, "replace"), _vote_space(5, "replace")),
-        (histogram_shape(5), np.array([np.eye(5)[i] - np.eye(5)[j] for i in range(5) for j in range(5) if i != j])[:, :4]),
+        (
+            histogram_shape(5),
+            np.array([np.eye(5)[i] - np.eye(5)[j] for i in range(5) for j in range(5) if i != j])[:, :4],
+        ),
         (box_sum_shape([0.0] * 4, [1.0] * 4, "add_remove"), np.array(list(itertools.product((0.0, 1.0), repeat=4)))),
-        (box_sum_shape([0.0, 0.0, 0.0], [1.0, 2.0, 4.0], "replace"), _differences(list(itertools.product((0, 1), (0, 2), (0, 4))))),
+        (
+            box_sum_shape([0.0, 0.0, 0.0], [1.0, 2.0, 4.0], "replace"),
+            _differences(list(itertools.product((0, 1), (0, 2), (0, 4)))),
+        ),
         (sum_shape(4, 2, "add_remove"), _sum_vertices(4, 2, 1.0)),
     ],
     ids=["count52ar", "count53ar", "count52r", "count44r", "vote5ar", "vote5r", "hist5", "box01ar", "boxr", "sum42ar"],
@@ -292,13 +298,17 @@ def test_a_shape_is_refused_where_it_cannot_be_honoured():
         GaussianMechanism(None, 0.5, shape=shape, sampler="lattice")
     with pytest.raises(TypeError, match="must be None or a SensitivitySpace with a CertifiedShape"):
         GaussianMechanism(1.0, 0.5, shape=shape)
-    with pytest.raises(ValueError, match="'dim' parameter of GaussianMechanism must be None or the shape's dimension 4"):
+    with pytest.raises(
+        ValueError, match="'dim' parameter of GaussianMechanism must be None or the shape's dimension 4"
+    ):
         GaussianMechanism(None, 0.5, shape=shape, dim=3)
     with pytest.raises(ValueError, match="is not positive definite"):
         GaussianMechanism(None, 0.5, shape=CertifiedShape(np.diag([1.0, -1.0]), 1.0, "bad", "none"))
     with pytest.raises(ValueError, match="'precision' parameter of CertifiedShape must be a symmetric matrix"):
         CertifiedShape(np.array([[1.0, 0.1], [0.0, 1.0]]), 1.0, "bad", "none")
-    with pytest.raises(ValueError, match=r"'bound' parameter of CertifiedShape must be a float in the range \(0, inf\)"):
+    with pytest.raises(
+        ValueError, match=r"'bound' parameter of CertifiedShape must be a float in the range \(0, inf\)"
+    ):
         CertifiedShape(np.eye(2), 0.0, "bad", "none")
 
 
@@ -306,7 +316,7 @@ def test_hull_shape_in_a_symmetric_family_matches_the_free_fit():
     """The moments of 2 columns on [-1, 1]: the fit restricted to the family invariant under signed permutations
     (knorm.stats.covariance._symmetric_basis) has the trace of the fit with all 15 entries free."""
     pytest.importorskip("cvxpy")
-    from knorm.stats.covariance import _symmetric_basis, _setup
+    from knorm.stats.covariance import _setup, _symmetric_basis
 
     _, space, _ = _setup((-1.0, -1.0), (1.0, 1.0), False)
     points = hull_points(space)

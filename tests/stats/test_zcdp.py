@@ -49,7 +49,9 @@ NOT_ADDITIVE = {"quantile", "median"}  # the exponential mechanism: conf_int ref
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_epsilon_and_rho_together_are_refused_naming_both(name):
-    rule = rf"knorm\.stats\.{name} takes exactly one of 'epsilon' .* and 'rho' .*\. Got epsilon=1\.0 and rho=0\.5 instead"
+    rule = (
+        rf"knorm\.stats\.{name} takes exactly one of 'epsilon' .* and 'rho' .*\. Got epsilon=1\.0 and rho=0\.5 instead"
+    )
     with pytest.raises(ValueError, match=rule):
         FUNCTIONS[name](epsilon=1.0, rho=0.5)
 
@@ -57,7 +59,9 @@ def test_epsilon_and_rho_together_are_refused_naming_both(name):
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 @pytest.mark.parametrize("rho, exc", [(0, ValueError), (-1.0, ValueError), (math.inf, ValueError), ("1", TypeError)])
 def test_rho_outside_zero_inf_is_refused(name, rho, exc):
-    with pytest.raises(exc, match=rf"The 'rho' parameter of knorm\.stats\.{name} must be a float in the range \(0, inf\)"):
+    with pytest.raises(
+        exc, match=rf"The 'rho' parameter of knorm\.stats\.{name} must be a float in the range \(0, inf\)"
+    ):
         FUNCTIONS[name](rho=rho)
 
 

@@ -155,9 +155,9 @@ def main():  # pragma: no cover - prints the figures of docs/guide/zcdp.md
     mse, sph = count_mse()
     print(f"count, d = 100, k = 50, add/remove: MSE {mse:.4g} vs spherical {sph:.4g}: {mse / sph:.3f}x")
     rng = np.random.default_rng(3)
-    X = rng.uniform(0, 1, size=(2000, 6))
+    uniform = rng.uniform(0, 1, size=(2000, 6))
     for what, (X, lo, hi) in [
-        ("6 uniform columns on [0, 1], n = 2000", (X, np.zeros(6), np.ones(6))),
+        ("6 uniform columns on [0, 1], n = 2000", (uniform, np.zeros(6), np.ones(6))),
         ("6 housing columns, n = 20640", housing_columns()),
     ]:
         a, b, z = covariance_errors(X, lo, hi)

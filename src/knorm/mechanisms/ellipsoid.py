@@ -116,7 +116,8 @@ def _quadratic_points(stat):
     image of a product of polytopes under a map affine in each factor lies in the hull of
     the images of the products of their vertices (fix all factors but one: the image of
     that factor is in the hull of its vertices' images; induct). So
-    t(D) is in Hull(t~(vertices)) =: Hull(P). Computed in exact rationals, then rounded once.
+    t(D) is in Hull(t~(vertices)) =: Hull(P). Computed exactly (integers over a power of two),
+    then rounded once.
     """
     A, b = np.asarray(stat.A, float), np.asarray(stat.b, float)
     const = np.asarray(stat.const, float)  # cancels in P - P; part of t(D) for add/remove neighbours
@@ -131,22 +132,44 @@ def _quadratic_points(stat):
             f"The shaped Gaussian needs the {count} vertex images of the statistic's relaxation, more than "
             f"{MAX_POINTS} (their pairs are certified one by one): use shape='spherical'."
         )
-    Af = [[[Fraction(float(A[j, i, k])) for k in range(d)] for i in range(d)] for j in range(stat.dim)]
-    bf = [[Fraction(float(v)) for v in b[j]] for j in range(stat.dim)]
-    rows, exact = [], True
-    for combo in itertools.product(*factors):
-        z = [c[0] for c in combo]
-        s = [c[1] if c[1] is not None else c[0] * c[0] for c in combo]
-        row = []
-        for j in range(stat.dim):
-            val = sum((Af[j][i][i] * s[i] for i in range(d)), Fraction(0))
-            val += sum((Af[j][i][k] * z[i] * z[k] for i in range(d) for k in range(d) if i != k), Fraction(0))
-            val += sum((bf[j][i] * z[i] for i in range(d)), Fraction(0))
-            row.append(val + Fraction(float(const[j])))
-        floats = [float(v) for v in row]
-        exact = exact and all(Fraction(f) == v for f, v in zip(floats, row))
-        rows.append(floats)
-    return np.array(rows), (0.0 if exact else _U)
+    # Exact rationals as integers over one power-of-two denominator each (every binary64 number, and the
+    # triangles' (lo + hi) / 2 and lo hi, is a dyadic rational): the sums below are exact integer arithmetic.
+    z_num, z_den = _dyadic([c[0] for f in factors for c in f])
+    s_num, s_den = _dyadic([c[1] if c[1] is not None else c[0] * c[0] for f in factors for c in f])
+    a_num, a_den = _dyadic(A.ravel().tolist())
+    b_num, b_den = _dyadic(b.ravel().tolist())
+    c_num, c_den = _dyadic(const.tolist())
+    den = max(a_den * s_den, a_den * z_den * z_den, b_den * z_den, c_den)  # all powers of two: a common multiple
+    starts = np.cumsum([0] + [len(f) for f in factors])
+    index = np.array(list(itertools.product(*[range(len(f)) for f in factors])), dtype=np.int64).reshape(count, d)
+    Z = np.array(z_num, dtype=object)[index + starts[:-1]]  # (count, d) numerators of z
+    S = np.array(s_num, dtype=object)[index + starts[:-1]]
+    An = np.array(a_num, dtype=object).reshape(stat.dim, d, d)
+    diag = np.stack([An[:, i, i] for i in range(d)])  # (d, m)
+    off = An.copy()
+    for i in range(d):
+        off[:, i, i] = 0
+    ZZ = (Z[:, :, None] * Z[:, None, :]).reshape(count, d * d)
+    num = (S @ diag) * (den // (a_den * s_den))
+    num = num + (ZZ @ off.reshape(stat.dim, d * d).T) * (den // (a_den * z_den * z_den))
+    num = num + (Z @ np.array(b_num, dtype=object).reshape(stat.dim, d).T) * (den // (b_den * z_den))
+    num = num + np.array(c_num, dtype=object)[None, :] * (den // c_den)
+    rows = np.empty(num.shape)
+    exact = True
+    for idx, v in np.ndenumerate(num):
+        f = int(v) / den  # Python's int true division: correctly rounded
+        p, q = f.as_integer_ratio()
+        exact = exact and p * den == int(v) * q
+        rows[idx] = f
+    return rows, (0.0 if exact else _U)
+
+
+def _dyadic(values):
+    """(integer numerators, D): values = numerators / D exactly, D a power of two (binary64 or dyadic Fractions)."""
+    fr = [Fraction(v) for v in values]
+    den = max((f.denominator for f in fr), default=1)
+    assert den & (den - 1) == 0, "dyadic rationals only"
+    return [f.numerator * (den // f.denominator) for f in fr], den
 
 
 def hull_points(space):
@@ -260,7 +283,7 @@ def min_trace_shape(V, *, solver=None, basis=None):
     if basis is not None:
         B = [np.asarray(b, dtype=float) for b in basis]
 
-        def solve(W):
+        def solve_family(W):
             theta = cp.Variable(len(B))
             F = np.stack([np.einsum("ij,jk,ik->i", W, b, W) for b in B], axis=1)  # v' B_i v
             M = cp.sum([theta[i] * B[i] for i in range(len(B))])
@@ -275,7 +298,7 @@ def min_trace_shape(V, *, solver=None, basis=None):
                 raise RuntimeError(f"cvxpy ({name}) returned a shape that is not positive definite.")
             return out
 
-        return _refine(V, solve)
+        return _refine(V, solve_family)
 
     def solve(W):
         M = cp.Variable((m, m), PSD=True)
@@ -499,7 +522,7 @@ def gram_lower_bound(A, F):
     Returns
     -------
     Fraction
-        beta <= the least eigenvalue of the exact F' A F. With beta > 0, F is invertible
+        A lower bound beta on the least eigenvalue of the exact F' A F. With beta > 0, F is invertible
         and ||F^{-1} u||^2 <= u' A u / beta for every u (put u = F w: u' A u = w' F'AF w >= beta ||w||^2).
 
     Notes

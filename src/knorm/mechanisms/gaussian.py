@@ -321,7 +321,9 @@ class GaussianMechanism(ReleaseRules):
         try:
             R = np.linalg.cholesky(A)  # A = R R'
         except np.linalg.LinAlgError as err:
-            raise ValueError(f"The shape {shape.name!r} is not positive definite (its Cholesky factorisation failed).") from err
+            raise ValueError(
+                f"The shape {shape.name!r} is not positive definite (its Cholesky factorisation failed)."
+            ) from err
         from scipy.linalg import solve_triangular
 
         L = solve_triangular(R, np.eye(self.dim), lower=True).T  # R^{-T}: L L' = (R R')^{-1} = A^{-1}

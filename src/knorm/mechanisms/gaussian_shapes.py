@@ -90,7 +90,7 @@ class CertifiedShape:
     >>> shape.dim, round(shape.bound, 6)
     (4, 1.0)
     >>> round(shape.trace(rho=0.5) / (4 * 14 / 1.0), 3)  # against the spherical N(0, Delta_2^2 / (2 rho) I)
-    0.482
+    0.844
     """
 
     precision: np.ndarray
@@ -133,7 +133,7 @@ class CertifiedShape:
         Returns
         -------
         float
-            tr(Sigma) for Sigma = bound / (2 rho) A^{-1}: the expected squared l2 error.
+            The trace of Sigma = bound / (2 rho) A^{-1}: the expected squared l2 error.
         """
         return float(self.bound / (2.0 * float(rho)) * np.trace(np.linalg.inv(self.precision)))
 
@@ -204,7 +204,7 @@ def count_shape(dim, l0_bound, neighbours="add_remove"):
     dim : int
         The number of counts d.
     l0_bound : int
-        k in [1, d]: the most counts one record adds to.
+        The most counts one record adds to, k in [1, d].
     neighbours : {'add_remove', 'replace'}, default 'add_remove'
         The neighbouring relation.
 
@@ -233,7 +233,7 @@ def count_shape(dim, l0_bound, neighbours="add_remove"):
     --------
     >>> shape = count_shape(100, 50)
     >>> round(shape.trace(rho=0.5) / (100 * 50 / 1.0), 3)
-    0.6
+    0.599
     """
     owner = "count_shape"
     d = check_count(dim, "dim", owner)
@@ -245,7 +245,7 @@ def count_shape(dim, l0_bound, neighbours="add_remove"):
         why = "S_T = +-{0,1}^d with <= k ones: rows (j, j^2), j = 1..k"
     elif neighbours == "replace":
         rows = []
-        for s in range(0, k + 1):
+        for s in range(k + 1):
             P = min(k, (d + s) // 2)
             rows.append((2 * P - s, s * s))
         why = "S_T = {u in {-1,0,1}^d: <= k (+1)s, <= k (-1)s}: rows (2 P_s - s, s^2), P_s = min(k, (d + s) // 2)"
@@ -262,11 +262,11 @@ def sum_shape(dim, l0_bound, neighbours="replace", *, radius=1.0):
     dim : int
         The number of coordinates d.
     l0_bound : int
-        k in [1, d]: the most non-zero entries of a record.
+        The most non-zero entries of a record, k in [1, d].
     neighbours : {'replace', 'add_remove'}, default 'replace'
         The neighbouring relation.
     radius : float or array_like of shape (d,), default 1.0
-        r: entry j of a record lies in [-r_j, r_j].
+        The bound r: entry j of a record lies in [-r_j, r_j].
 
     Returns
     -------
@@ -306,13 +306,14 @@ def sum_shape(dim, l0_bound, neighbours="replace", *, radius=1.0):
         m = 1.0 / (k * radii**2)
         terms = sorted((Fraction(float(mj)) * Fraction(float(rj)) ** 2 for mj, rj in zip(m, radii)), reverse=True)
         why = "diagonal: sup of sum m_j x_j^2 over S is the sum of the k largest m_j r_j^2 (times 4 under replace)"
-        return CertifiedShape(np.diag(m), _float_up(times * sum(terms[:k])), f"sum (d={d}, k={k}, {neighbours}, diagonal)", why)
+        return CertifiedShape(
+            np.diag(m), _float_up(times * sum(terms[:k])), f"sum (d={d}, k={k}, {neighbours}, diagonal)", why
+        )
     r = float(radii[0])
     rows = [(k, (2 * P - k) ** 2) for P in range(k + 1)]
     scale = Fraction(r) ** 2 * times
-    why = (
-        "vertices of the cubes of S = {x in [-r, r]^d, ||x||_0 <= k}: rows (k, (2P - k)^2) times r^2"
-        + ("; replace: sup over S - S is 4 sup over S (convex, even form)" if neighbours == "replace" else "")
+    why = "vertices of the cubes of S = {x in [-r, r]^d, ||x||_0 <= k}: rows (k, (2P - k)^2) times r^2" + (
+        "; replace: sup over S - S is 4 sup over S (convex, even form)" if neighbours == "replace" else ""
     )
     return _two_level_shape(d, rows, f"sum (d={d}, k={k}, {neighbours}, r={r:g})", f"{_JY}: {why}", scale=scale)
 
@@ -349,7 +350,7 @@ def box_sum_shape(lower, upper, neighbours="replace"):
     --------
     >>> shape = box_sum_shape([0.0] * 5, [1.0] * 5, "add_remove")
     >>> round(shape.trace(rho=0.5) / (5 * 5 / 1.0), 3)  # spherical: Delta_2^2 = 5
-    0.644
+    0.514
     """
     owner = "box_sum_shape"
     lo = np.atleast_1d(np.asarray(lower, dtype=float))
@@ -382,7 +383,7 @@ def vote_shape(n_candidates, neighbours="replace"):
     Parameters
     ----------
     n_candidates : int
-        d >= 2.
+        The number of candidates d >= 2.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours the totals sum to a public constant: the shape is for
         the first d - 1 totals (the released coordinates; the last is rebuilt).
@@ -442,7 +443,7 @@ def histogram_shape(n_categories, neighbours="replace"):
     Parameters
     ----------
     n_categories : int
-        k >= 2.
+        The number of categories k >= 2.
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours the counts sum to the public n: the shape is for the
         first k - 1 counts (the released coordinates; the last is rebuilt).

@@ -309,9 +309,7 @@ def _gaussian_choice(space, rho, counts, shapes, skipped, full, owner):
     return best[1], f"{best[0]}: least total variance among the Gaussian shapes (no spherical candidate)"
 
 
-def publish_gaussian(
-    value, space, request, *, names, key, counts=False, shapes=None, hull=None, basis=None, full=None
-):
+def publish_gaussian(value, space, request, *, names, key, counts=False, shapes=None, hull=None, basis=None, full=None):
     """Release ``value`` under rho-zCDP with the Gaussian shape of least total variance.
 
     Parameters

@@ -109,6 +109,10 @@ def histogram(x, bins, *, epsilon=None, rho=None, neighbours="replace", accounta
     -------
     Release
         The noisy counts of every bin: int64, with exact integer noise (never continuous).
+        Under rho: the exact discrete Gaussian, or (replace-one, where it halves the total
+        variance of the k counts) the shape
+        :func:`~knorm.mechanisms.gaussian_shapes.histogram_shape`, continuous, rounded to
+        integers afterwards (post-processing).
 
     Notes
     -----
@@ -208,7 +212,10 @@ def vote(scores, *, epsilon=None, rho=None, neighbours="replace", accountant=Non
         The noisy totals of the d candidates: int64, with exact integer noise. The vote ball
         is an exact rational polytope (2^d rows) sampled by exact rejection up to 13
         candidates; beyond, the first lattice-capable ball in the volume order (l_inf or l1)
-        is used and ``sampler`` states the switch and its cost in epsilon.
+        is used and ``sampler`` states the switch and its cost in epsilon. Under rho: the
+        exact discrete Gaussian, or the shape of
+        :func:`~knorm.mechanisms.gaussian_shapes.vote_shape` (continuous, rounded to integers
+        afterwards), whichever has the least total variance on the d totals.
 
     Examples
     --------

@@ -32,7 +32,17 @@ __all__ = ["moments", "std", "var"]
 
 @fill_doc
 def moments(
-    x, bounds, *, epsilon=None, rho=None, order=2, norm="hull", neighbours="replace", accountant=None, rng=None, label=None
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    order=2,
+    norm="hull",
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
 ):
     """Release (sum x, sum x^2) of one column jointly, through the exact hull of its sensitivity space.
 
@@ -273,7 +283,17 @@ def _sphere(m, n):
 
 @fill_doc
 def var(
-    x, bounds, *, epsilon=None, rho=None, ddof=0, norm="hull", neighbours="replace", accountant=None, rng=None, label=None
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    ddof=0,
+    norm="hull",
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
 ):
     """Release the mean and variance of one column, from its jointly released moments.
 
@@ -375,7 +395,17 @@ def _release_spread(x, bounds, ddof, norm, neighbours, request, *, std):
 
 @fill_doc
 def std(
-    x, bounds, *, epsilon=None, rho=None, ddof=0, norm="hull", neighbours="replace", accountant=None, rng=None, label=None
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    ddof=0,
+    norm="hull",
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
 ):
     """Release the mean and standard deviation of one column (see :func:`var`).
 

@@ -239,7 +239,16 @@ def quantile(
 
 @fill_doc
 def median(
-    x, bounds, *, epsilon=None, rho=None, candidates=GRID_SIZE, neighbours="replace", accountant=None, rng=None, label=None
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    candidates=GRID_SIZE,
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
 ):
     """Release the median of ``x``: :func:`quantile` at q = 1/2.
 

@@ -34,7 +34,9 @@ __all__ = ["count", "mean", "sum"]
 
 
 @fill_doc
-def sum(x, bounds, *, epsilon=None, rho=None, l0_bound=None, neighbours="replace", accountant=None, rng=None, label=None):
+def sum(
+    x, bounds, *, epsilon=None, rho=None, l0_bound=None, neighbours="replace", accountant=None, rng=None, label=None
+):
     """Release the sum of each column of ``x``, clipped to declared bounds.
 
     Parameters
@@ -151,6 +153,10 @@ def count(x, *, epsilon=None, rho=None, l0_bound=None, neighbours="add_remove", 
         or accepts too rarely, the first lattice-capable ball in the volume order (l_inf or l1),
         and ``sampler`` states the switch and its cost in epsilon. An epsilon with
         epsilon / Delta below 2^-46 is refused; above 64 the rate is rounded down to 64.
+        Under rho: the exact discrete Gaussian on Z^d, or Joseph & Yu's elliptic Gaussian
+        (:func:`~knorm.mechanisms.gaussian_shapes.count_shape`, continuous) rounded to
+        integers afterwards (post-processing; the ``parent`` is the continuous release),
+        whichever has the least total variance; ``sampler`` says which.
 
     Examples
     --------
@@ -182,9 +188,7 @@ def count(x, *, epsilon=None, rho=None, l0_bound=None, neighbours="add_remove", 
     names, key = tuple(f"count {j + 1}" for j in range(d)), ("count", d, l0_bound, neighbours)
     request = request.labelled("count")
     shapes = functools.partial(_shapes, count_shape, d, l0_bound, neighbours)
-    return publish(
-        counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True, shapes=shapes
-    )
+    return publish(counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True, shapes=shapes)
 
 
 @fill_doc
