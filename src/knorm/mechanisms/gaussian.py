@@ -163,6 +163,14 @@ class GaussianMechanism(ReleaseRules):
     (0.5, None, 'rho', (3,))
     >>> mech.sampler_used
     'lattice'
+
+    Joseph & Yu's elliptic Gaussian for counts with an l0 bound of 50 among 100: 0.6x the total
+    variance of the spherical Gaussian (l2 sensitivity sqrt(50)) at the same rho.
+
+    >>> from knorm.mechanisms.gaussian_shapes import count_shape
+    >>> shaped = GaussianMechanism(None, rho=0.5, shape=count_shape(100, 50))
+    >>> round(float(np.trace(shaped.covariance)) / (100 * 50 / 1.0), 3), shaped.sampler_used
+    (0.599, 'continuous')
     """
 
     def __init__(

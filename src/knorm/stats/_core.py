@@ -258,8 +258,8 @@ SHAPE_MIN_GAIN = 0.01
 #: The largest dimension for which the min-trace shape is fitted on all m (m + 1) / 2 entries.
 FIT_MAX_DIM = 15
 # The Gaussian shapes (built from public inputs: the key) and the chosen mechanisms (key and rho).
-_SHAPES = PublicCache(64)
-_GAUSSIANS = PublicCache(256)
+_SHAPES = PublicCache(32)
+_GAUSSIANS = PublicCache(64)
 
 
 def _gaussian_shapes(space, shapes, hull, basis):
