@@ -37,6 +37,7 @@ from knorm.accounting.zcdp import epsilon_from_rho
 from knorm.geometry import LinearImage, ScaledBall
 from knorm.geometry.lp import LpBall
 from knorm.mechanisms.choose import choose_mechanism
+from knorm.mechanisms.choose_gaussian import choose_gaussian
 from knorm.mechanisms.gaussian import GaussianMechanism
 
 __all__ = [
@@ -276,7 +277,8 @@ class ErrorComparison:
     knorm_mse : float
         E||V||^2 of the best pure K-norm mechanism at epsilon (``knorm_name``).
     gaussian_mse : dict of str to float
-        E||V||^2 of each Gaussian shape at rho.
+        E||V||^2 of each certified Gaussian candidate at rho (spherical first), by
+        :func:`~knorm.mechanisms.choose_gaussian`.
     knorm_name : str
         The K-norm ball chosen (paper volume order, :func:`~knorm.mechanisms.choose_mechanism`).
     method : str
@@ -313,7 +315,7 @@ class ErrorComparison:
         return self.gaussian_mse[shape] / self.knorm_mse
 
 
-def compare_pure_and_gaussian(space, epsilon, delta, *, shapes=("spherical", "trace"), candidates=None):
+def compare_pure_and_gaussian(space, epsilon, delta, *, shapes=None, hull=True, candidates=None):
     """Say which of pure K-norm noise and (shaped) Gaussian noise gives the smaller error at (epsilon, delta).
 
     Parameters
@@ -324,9 +326,12 @@ def compare_pure_and_gaussian(space, epsilon, delta, *, shapes=("spherical", "tr
         The user's epsilon target, in (0, inf).
     delta : float
         The user's delta target, in (0, 1). The K-norm release is pure, so it meets any delta.
-    shapes : tuple of str, default ('spherical', 'trace')
-        Gaussian shapes to compare (:class:`~knorm.mechanisms.GaussianMechanism`); shaped ones need
-        certified vertices of the space (and cvxpy for 'trace').
+    shapes : callable, optional
+        The statistic's closed-form Gaussian shapes (for example
+        ``lambda: (count_shape(100, 50),)``, :mod:`knorm.mechanisms.gaussian_shapes`).
+    hull : bool, default True
+        Also fit the min-trace ellipsoid on certified vertices of the space, when it has few
+        enough (cvxpy, the ``zcdp`` extra); skipped with the reason otherwise.
     candidates : dict of str to NormBall, optional
         K-norm balls for :func:`~knorm.mechanisms.choose_mechanism` (default: its candidates).
 
@@ -354,12 +359,9 @@ def compare_pure_and_gaussian(space, epsilon, delta, *, shapes=("spherical", "tr
     choice = choose_mechanism(space, epsilon, candidates, reduce=False, time_budget=None, owner=owner)
     moment, method = knorm_noise_second_moment(choice.mechanism)
     knorm_mse = float(np.trace(moment))
-    mechanisms: dict = {f"K-norm ({choice.name})": choice.mechanism}
-    gaussian_mse = {}
-    for shape in shapes:
-        mech = GaussianMechanism(space, rho, shape=shape, sampler="continuous")
-        mechanisms[f"Gaussian ({shape})"] = mech
-        gaussian_mse[shape] = float(np.trace(mech.covariance))
+    gaussian = choose_gaussian(space, rho, shapes=shapes, hull=hull or None, owner=owner)
+    mechanisms = {f"K-norm ({choice.name})": choice.mechanism, "Gaussian (chosen)": gaussian.mechanism}
+    gaussian_mse = {name: float(trace) for name, trace in gaussian.ranking}
     best_shape = min(gaussian_mse, key=gaussian_mse.__getitem__)
     winner = f"Gaussian ({best_shape})" if gaussian_mse[best_shape] < knorm_mse else f"K-norm ({choice.name})"
     return ErrorComparison(epsilon, delta, rho, knorm_mse, gaussian_mse, choice.name, method, winner, mechanisms)

@@ -14,10 +14,7 @@ from knorm._docs import fill_doc
 from knorm._ingest import as_columns, check_bounds, is_dask, n_records, scan, warn_clipping
 from knorm._validation import check_positive, param_error
 from knorm.geometry import LpBall
-from knorm.mechanisms import GaussianMechanism, choose_mechanism
-from knorm.mechanisms._cache import PublicCache
-from knorm.mechanisms.ellipsoid import hull_points
-from knorm.mechanisms.gaussian_shapes import hull_shape
+from knorm.mechanisms import choose_gaussian, choose_mechanism
 from knorm.stats._transforms import RoundToIntegers
 
 __all__ = [
@@ -252,63 +249,6 @@ def publish(
     return request.release(choice, value, names)
 
 
-#: A shaped (continuous) Gaussian replaces the exact spherical lattice law only when it cuts the
-#: total variance by more than this share (below it the exact sampler is worth more).
-SHAPE_MIN_GAIN = 0.01
-#: The largest dimension for which the min-trace shape is fitted on all m (m + 1) / 2 entries.
-FIT_MAX_DIM = 15
-# The Gaussian shapes (built from public inputs: the key) and the chosen mechanisms (key and rho).
-_SHAPES = PublicCache(32)
-_GAUSSIANS = PublicCache(64)
-
-
-def _gaussian_shapes(space, shapes, hull, basis):
-    """(the CertifiedShapes of the statistic, {name: why skipped}): closed forms, then a fitted one."""
-    out, skipped = list(shapes() if shapes is not None else ()), {}
-    if hull is not None and hull is not False:
-        try:
-            points = hull_points(space) if hull is True else hull
-            if basis is None and space.dim > FIT_MAX_DIM:
-                raise ValueError(f"{space.dim} coordinates: more than {FIT_MAX_DIM} for a full min-trace fit")
-            out.append(hull_shape(points, basis=basis, name="min-trace ellipsoid" + (" (symmetric)" if basis else "")))
-        except (ValueError, ImportError, RuntimeError, ArithmeticError) as exc:
-            skipped["min-trace ellipsoid"] = str(exc).split("\n")[0]
-    return tuple(out), skipped
-
-
-def _full_trace(cov, full):
-    return float(np.trace(cov) if full is None else np.trace(full @ cov @ full.T))
-
-
-def _gaussian_choice(space, rho, counts, shapes, skipped, full, owner):
-    """(the GaussianMechanism of least total variance, the note that says why), from public inputs."""
-    ranked = []
-    try:
-        l2 = space.sensitivity(LpBall(space.dim, 2))
-        if counts:  # integer statistic: the exact discrete Gaussian on Z^m, no rounding, no slack
-            spherical = GaussianMechanism(l2, rho, dim=space.dim, lattice_spacing=1.0, on_lattice=True)
-        else:
-            spherical = GaussianMechanism(l2, rho, dim=space.dim)
-        ranked.append(("spherical", spherical, _full_trace(spherical.covariance, full)))
-    except NotImplementedError as exc:
-        skipped = dict(skipped, spherical=f"no certified l2 sensitivity ({exc})")
-    for shape in shapes:
-        mech = GaussianMechanism(None, rho, shape=shape)
-        ranked.append((shape.name, mech, _full_trace(mech.covariance, full)))
-    if not ranked:
-        raise ValueError(f"No Gaussian shape of {owner} is certified: {skipped}")
-    best = min(ranked[1:], key=lambda r: r[2], default=None)
-    if ranked[0][0] == "spherical":
-        base = ranked[0][2]
-        if best is None or best[2] >= (1 - SHAPE_MIN_GAIN) * base:
-            others = ", ".join(f"{n} {t / base:.3g}x" for n, _, t in ranked[1:]) or "none other"
-            return ranked[0][1], f"spherical: least total variance among the Gaussian shapes ({others})"
-        note = f"{best[0]}: least total variance, {best[2] / base:.3g}x the spherical Gaussian's (on the certified l2 sensitivity)"
-        return best[1], note
-    best = min(ranked, key=lambda r: r[2])
-    return best[1], f"{best[0]}: least total variance among the Gaussian shapes (no spherical candidate)"
-
-
 def publish_gaussian(value, space, request, *, names, key, counts=False, shapes=None, hull=None, basis=None, full=None):
     """Release ``value`` under rho-zCDP with the Gaussian shape of least total variance.
 
@@ -338,20 +278,22 @@ def publish_gaussian(value, space, request, *, names, key, counts=False, shapes=
         sensitivity (the exact lattice sampler), the closed-form shapes, and the fitted
         min-trace shape; the least total variance wins, but a shaped law (continuous, with
         the floating-point caveat) replaces the exact spherical one only when it cuts the
-        total variance by more than 1% (:data:`SHAPE_MIN_GAIN`). The release's ``sampler``
+        total variance by more than 1% (:data:`knorm.mechanisms.choose_gaussian.SHAPE_MIN_GAIN`). The release's ``sampler``
         states the choice. For counts a shaped release is rounded to integers (a
         post-processing: its ``parent`` is the continuous release).
     """
-    rho = request.rho
-    if key is None:
-        built, skipped = _gaussian_shapes(space, shapes, hull, basis)
-        mech, note = _gaussian_choice(space, rho, counts, built, skipped, full, request.owner)
-    else:
-        built, skipped = _SHAPES.get(("shapes", key), lambda: _gaussian_shapes(space, shapes, hull, basis))
-        mech, note = _GAUSSIANS.get(
-            ("gaussian", key, rho, bool(counts), None if full is None else full.tobytes()),
-            lambda: _gaussian_choice(space, rho, counts, built, skipped, full, request.owner),
-        )
+    choice = choose_gaussian(
+        space,
+        request.rho,
+        shapes=shapes,
+        hull=hull,
+        basis=basis,
+        full=full,
+        integer=counts,
+        key=key,
+        owner=request.owner,
+    )
+    mech, note = choice.mechanism, choice.note
     raw = mech.release(
         value, rng=request.rng, accountant=request.accountant, label=request.label, names=names, note=note
     )
