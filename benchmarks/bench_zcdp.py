@@ -15,6 +15,7 @@ conversion meets (epsilon, delta) (:func:`knorm.mechanisms.compare_pure_and_gaus
 expected squared errors in closed form, so a user sees where each wins.
 """
 
+# ruff: noqa: B023  (each closure is called within its loop iteration, by _time_and_errors)
 from __future__ import annotations
 
 import itertools
