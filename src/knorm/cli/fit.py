@@ -10,11 +10,12 @@ from knorm.cli._common import (
     add_budget,
     add_data,
     add_output,
+    add_privacy_budget,
+    budget_words,
     emit,
     new_parser,
     open_budget,
     parse_bounds,
-    positive_float,
     probability,
     read_csv,
     read_table,
@@ -27,7 +28,9 @@ __all__ = ["add_parser"]
 _EXAMPLES = {
     "linear": """example:
   knorm fit linear houses.csv --target price --epsilon 1 \\
-      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite""",
+      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite
+  knorm fit linear houses.csv --target price --rho 0.5 \\
+      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget zcdp-ledger.sqlite""",
     "logistic": """example:
   knorm fit logistic notes.csv --target forged --classes 0,1 --epsilon 1 \\
       --bounds variance=-8:8 --bounds skewness=-14:14
@@ -57,7 +60,7 @@ def add_parser(sub, parser_class):
         p = new_parser(models, model, help_text, _EXAMPLES[model])
         add_data(p)
         p.add_argument("--target", required=True, help="response column")
-        p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this fit")
+        add_privacy_budget(p, "this fit")
         p.add_argument(
             "--bounds",
             action="append",
@@ -108,6 +111,13 @@ def add_parser(sub, parser_class):
                 choices=["auto", "split", "l1", "l2", "linf", "kt", "cut"],
                 help="K-norm of the noise (default auto: 'split' under replace-one neighbours, the design and "
                 "response blocks with a public split of epsilon; else the best certified ball affordable)",
+            )
+            p.add_argument(
+                "--shape",
+                default="spherical",
+                choices=["spherical", "split"],
+                help="with --rho: the Gaussian noise's shape (default spherical; split gives the response block "
+                "less noise)",
             )
             p.add_argument(
                 "--postprocess",
@@ -207,6 +217,7 @@ def _model(args, bounds_X, bounds, accountant):
 
     common = dict(
         epsilon=args.epsilon,
+        rho=args.rho,
         bounds_X=bounds_X,
         neighbours=args.neighbours,
         accountant=accountant,
@@ -214,7 +225,9 @@ def _model(args, bounds_X, bounds, accountant):
         sampler=args.sampler,
     )
     if args.model == "linear":
-        return LinearRegression(norm=args.norm, bounds_y=bounds[args.target], postprocess=args.postprocess, **common)
+        return LinearRegression(
+            norm=args.norm, shape=args.shape, bounds_y=bounds[args.target], postprocess=args.postprocess, **common
+        )
     q = _share(args.q, "--q", "(0, 1)")
     if args.classes is None and not args.public_labels:
         raise CLIError(
@@ -244,12 +257,14 @@ def _parse_classes(text):
 
 def _report(args, model, features, n_dropped):
     releases = tuple(getattr(model, "releases_", (model.release_,)))
-    release = model.release_
-    epsilon = sum(r.epsilon for r in releases)
+    release = model.release_ if model.release_ is not None else releases[0]
+    rho = getattr(model, "rho_", None)
+    epsilon = None if rho is not None else sum(r.epsilon for r in releases)
+    budget = f"rho {rho:g}" if rho is not None else f"epsilon {epsilon:g}"
     coef = np.atleast_2d(model.coef_)
     intercept = np.ravel(model.intercept_)
     lines = [
-        f"knorm fit {args.model}: {args.data}, target {args.target}, epsilon {epsilon:g}"
+        f"knorm fit {args.model}: {args.data}, target {args.target}, {budget}"
         + (
             f", n = {model.n_samples_:.0f} (public under replace-one neighbours)"
             if args.model == "linear" and args.neighbours == "replace"
@@ -257,21 +272,27 @@ def _report(args, model, features, n_dropped):
         ),
     ]
     for r in releases:
+        noise = (
+            f"Gaussian (rho-zCDP), sigma {r.noise_scale:.4g}, certified l2 sensitivity"
+            if r.rho is not None
+            else f"{r.ball_name} ball, certified sensitivity"
+        )
         lines.append(
-            f"release: {r.label}, epsilon {r.epsilon:g}; noise: {r.ball_name} ball, certified sensitivity "
-            f"{r.sensitivity.value:g} ({r.sensitivity.kind}); sampler: {r.sampler}"
+            f"release: {r.label}, {budget_words(r)}; noise: {noise} {r.sensitivity.value:g} "
+            f"({r.sensitivity.kind}); sampler: {r.sampler}"
         )
         lines += [f"  caveat: {c}" for c in r.caveats]
     if release.ledger_entry is not None:
         acc = model.accountant
         positions = [str(r.ledger_entry.position) for r in releases if r.ledger_entry is not None]
         which = f"entry {positions[0]}" if len(positions) == 1 else f"entries {', '.join(positions)}"
-        lines.append(f"charged to {args.budget}: {which}; {acc.spent:g} of {acc.total_epsilon:g} spent")
+        lines.append(f"charged to {args.budget}: {which}; {_spent(acc)}")
     names = ["intercept", *features]
     intervals = _intervals(model, args.alpha)
     payload = {
         "command": f"fit {args.model}",
         "epsilon": epsilon,
+        "rho": rho,
         "releases": [release_dict(r) for r in releases],
         "release": release_dict(release),
     }
@@ -305,6 +326,13 @@ def _report(args, model, features, n_dropped):
         lines += ["", _BANNER] + [f"  {k}: {v}" for k, v in diag.items()]
         payload["curator_only_diagnostics"] = diag
     emit(args, payload, lines)
+
+
+def _spent(acc):
+    """What the ledger has spent of its total, in its own unit (a rho ledger has no epsilon total)."""
+    if acc.budget == "rho":
+        return f"rho {acc.spent_rho:g} of {acc.total_rho:g} spent"
+    return f"{acc.spent:g} of {acc.total_epsilon:g} spent"
 
 
 def _intervals(model, alpha):
