@@ -385,7 +385,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
                 postprocess=self.postprocess,
                 statistic=self.statistic,
                 floor_level=FLOOR_LEVEL,
-                label=f"{_OWNER}.fit (functional mechanism, {name} Gaussian, rho-zCDP)",
+                label=f"{_OWNER}.fit (functional mechanism, {self.shape} Gaussian noise, rho-zCDP)",
                 sampler=self.sampler,
             )
         else:
@@ -416,7 +416,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         self.norm_, self.sensitivity_, self.noise_scale_ = name, fm.release.sensitivity, fm.release.noise_scale
         self.floor_, self.n_floored_ = fm.floor, fm.n_floored
         self.statistic_noisy_ = fm.released
-        self.epsilon_, self.rho_ = (budget, None) if unit == "epsilon" else (None, budget)
+        self.epsilon_: float | None = budget if unit == "epsilon" else None
+        self.rho_: float | None = budget if unit == "rho" else None
         self.n_samples_ = fm.n_samples
         self.fit_diagnostics_ = diagnose(n, n_clipped, n * (p + 1), _OWNER)
         return self

@@ -421,7 +421,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.releases_ = tuple(releases)
         self.sensitivity_ = fits[0].release.sensitivity  # the certified Delta_K the release used
         self.gamma_, self.q_ = fits[0].gamma, fits[0].q
-        self.epsilon_, self.rho_ = (budget, None) if unit == "epsilon" else (None, budget)
+        self.epsilon_: float | None = budget if unit == "epsilon" else None
+        self.rho_: float | None = budget if unit == "rho" else None
         self.inference_share_ = share
         self.information_release_, self.n_floored_, self._inference = info, n_floored, inference
         n_iter, converged = max(f.n_iter for f in fits), all(f.converged for f in fits)
