@@ -309,3 +309,14 @@ def test_check_fit_budget_reads_a_rho_ledger_in_rho():
         check_fit_budget(eps_ledger, "Example", epsilons=[0.6, 0.6])
     check_fit_budget(eps_ledger, "Example", epsilons=[0.5, 0.5])
     check_fit_budget(acc, "Example", epsilons=[5.0])  # one release: the accountant's own charge refuses
+
+
+def test_scales_are_rounded_below_the_exact_weights():
+    """c_j^2 <= w_j in exact arithmetic (the bound is certified for w; a smaller weight only lowers ||C u||)."""
+    from knorm.models.functional_gaussian import _scales_below
+
+    rng = np.random.default_rng(SEED)
+    w = [Fraction(int(a), int(b)) for a, b in rng.integers(1, 10**6, size=(500, 2))] + [Fraction(1, 3), Fraction(2)]
+    c = _scales_below(w)
+    assert all(Fraction(x) ** 2 <= v for x, v in zip(c, w))
+    assert all(Fraction(x) ** 2 >= v * (1 - Fraction(1, 10**15)) for x, v in zip(c, w))

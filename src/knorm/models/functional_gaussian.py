@@ -312,7 +312,7 @@ def shape_scales(p, neighbours="replace", statistic="gram", shape="spherical"):
     f = _focus(layout)
     if neighbours == "add_remove":
         w = np.sqrt(f) / np.sqrt(f).max()
-        scales = _scales_below(w)
+        scales = _scales_below([Fraction(float(v)) for v in w])
         return scales, weighted_sensitivity(
             p, [Fraction(c) ** 2 for c in scales], neighbours=neighbours, statistic=statistic
         )
@@ -342,17 +342,16 @@ def shape_scales(p, neighbours="replace", statistic="gram", shape="spherical"):
     opts = dict(maxiter=600, xatol=1e-4, fatol=1e-7)
     best = min((minimize(criterion, x0, method="Nelder-Mead", options=opts) for x0 in starts), key=lambda r: r.fun)
     s = weights(best.x)
-    w = np.array([float(v) for v in _coordinate_weights(layout, *(Fraction(v) for v in s))])
-    scales = _scales_below(w)
+    scales = _scales_below(_coordinate_weights(layout, *(Fraction(v) for v in s)))  # exact weights
     return scales, weighted_sensitivity(p, s, neighbours=neighbours, statistic=statistic)
 
 
 def _scales_below(w):
-    """c_j = sqrt(w_j) rounded down, so that c_j^2 <= w_j exactly (w_j a float, hence a rational)."""
+    """c_j = sqrt(w_j) rounded down, so that c_j^2 <= w_j exactly (w_j exact rationals)."""
     out = np.empty(len(w))
     for j, v in enumerate(w):
         c = math.sqrt(float(v))
-        while Fraction(c) ** 2 > Fraction(float(v)):
+        while Fraction(c) ** 2 > v:
             c = math.nextafter(c, 0.0)
         out[j] = c
     return out
