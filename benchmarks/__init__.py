@@ -46,4 +46,5 @@ SECTIONS = {
     "dask": "benchmarks.bench_dask",
     "stats": "benchmarks.bench_stats",
     "front_door": "benchmarks.bench_front_door",
+    "zcdp": "benchmarks.bench_zcdp",
 }

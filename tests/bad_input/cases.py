@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas  # noqa: F401 - imported here so that no import-time warning lands in a row's outcome
 
+import knorm
 import knorm.stats as dp
 from knorm import KNormMechanism, KNormNoise, LpBall, PrivacyAccountant, Sensitivity, containment, rank_mechanisms
 from knorm.accounting import BudgetExceededError, PureEpsilonLedgerError, SeedReuseError
@@ -3832,6 +3833,52 @@ def _rows():
         lambda: stats_clipped(dp.median, X1, (2, 8)),
         Reported,
         r"clipped and warned \(curator only\): knorm\.stats\.median: \d+\.\d% of the values were outside",
+    )
+
+    e = "knorm.budget(total_epsilon | total_rho, path, accountant)"
+
+    def opened(**kw):
+        with knorm.budget(**kw):
+            pass
+
+    def nested():
+        with knorm.budget(total_epsilon=1.0), knorm.budget(total_epsilon=1.0):
+            pass
+
+    def other_accountant():
+        with knorm.budget(total_epsilon=1.0):
+            dp.mean(X1, (0, 10), epsilon=0.5, accountant=PrivacyAccountant(1.0))
+
+    add(e, "no budget", lambda: opened(), T, says("'total_epsilon' parameter of knorm.budget", "needs a budget"))
+    add(e, "total_epsilon and total_rho", lambda: opened(total_epsilon=1.0, total_rho=1.0), V, says("are exclusive"))
+    add(
+        e,
+        "total_epsilon = 0",
+        lambda: opened(total_epsilon=0),
+        V,
+        says("'total_epsilon' parameter of knorm.budget", "range (0, inf)", "Got 0"),
+    )
+    add(
+        e,
+        "an accountant and a total",
+        lambda: opened(accountant=PrivacyAccountant(1.0), total_epsilon=1.0),
+        V,
+        says("'accountant' parameter of knorm.budget excludes total_epsilon", "total_epsilon=1.0"),
+    )
+    add(
+        e,
+        "a total and an existing ledger file",
+        lambda: opened(total_epsilon=1.0, path=ledger_file(1.0)),
+        FileExistsError,
+        says("exists already"),
+    )
+    add(e, "a second block inside a block", nested, RuntimeError, says("knorm.budget blocks do not nest"))
+    add(
+        e,
+        "another accountant= inside a block",
+        other_accountant,
+        V,
+        says("'accountant' parameter of KNormMechanism.release must be None or the accountant of the enclosing"),
     )
     return rows
 

@@ -161,7 +161,7 @@ def test_budget_create_show_ledger_of_a_rho_ledger(tmp_path, capsys):
     status, out, err = run_cli(["budget", "show", path], capsys)
     assert status == 0, err
     assert "rho ledger: total rho 0.5, spent 0.25, remaining 0.25 (2 charges)" in out
-    assert f"(epsilon {epsilon_from_rho(0.25, 1e-6):.4g}, delta 1e-06)-DP" in out
+    assert f"(epsilon {epsilon_from_rho(0.25, 1e-6):.6g}, delta 1e-06)-DP" in out
     status, out, _ = run_cli(["budget", "show", path, "--delta", "1e-9", "--json"], capsys)
     payload = json.loads(out)
     assert payload["budget"] == "rho" and payload["spent"] == pytest.approx(0.25)
@@ -171,8 +171,9 @@ def test_budget_create_show_ledger_of_a_rho_ledger(tmp_path, capsys):
     status, out, _ = run_cli(["budget", "ledger", path], capsys)
     lines = out.splitlines()
     assert status == 0 and lines[0].endswith("0.25 of 0.5 rho spent")
-    assert "rho 0.125" in lines[1] and "a gaussian mean" in lines[1] and "epsilon" not in lines[1]
-    assert "(epsilon 0.5)" in lines[2] and "a laplace count" in lines[2]
+    assert lines[1].split()[:3] == ["#", "rho", "epsilon"]
+    assert lines[2].split()[:3] == ["0", "0.125", "-"] and lines[2].endswith("a gaussian mean")
+    assert lines[3].split()[:3] == ["1", "0.125", "0.5"] and lines[3].endswith("a laplace count")
     payload = json.loads(run_cli(["budget", "ledger", path, "--json"], capsys)[1])
     assert [(e["epsilon"], e["label"]) for e in payload["ledger"]] == [
         (None, "a gaussian mean"),

@@ -21,8 +21,9 @@ def test_fit_linear_diagnostics_under_a_banner_and_json(csv_file, capsys):
     status, out, err = run_cli(argv, capsys)
     assert status == 0, err
     payload = json.loads(out)
-    assert payload["release"]["epsilon"] == 5 and payload["release"]["sensitivity"]["kind"] in ("exact", "bound")
-    assert set(payload["coefficients"]) == {"x", "z"}
+    (release,) = payload["privacy"]["releases"]
+    assert release["epsilon"] == 5 and release["sensitivity"]["kind"] in ("exact", "bound")
+    assert list(payload["coefficients"]) == ["intercept", "x", "z"]
     assert "curator_only_diagnostics" in payload and payload["curator_only_diagnostics"]["rows_dropped"] == 0
 
 
@@ -100,8 +101,9 @@ def test_fit_linear_under_rho_charges_a_rho_ledger_once(csv_file, tmp_path, caps
         assert [(e.rho, e.epsilon) for e in acc.ledger] == [(0.5, None)]
     status, out, err = run_cli([*argv[:-2], "--seed", "4", "--json"], capsys)
     payload = json.loads(out)
-    assert payload["rho"] == 0.5 and payload["epsilon"] is None
-    assert payload["release"]["rho"] == 0.5 and payload["release"]["epsilon"] is None
+    assert payload["privacy"]["rho"] == 0.5 and payload["privacy"]["epsilon"] is None
+    (release,) = payload["privacy"]["releases"]
+    assert release["rho"] == 0.5 and release["epsilon"] is None and release["method"] == "Gaussian"
     status, out, err = run_cli([*argv[:-2], "--seed", "5"], capsys)  # 1.5 > 1
     assert status == 2 and out == "" and "Spending rho=0.5" in err and len(err.splitlines()) == 1
 
@@ -110,7 +112,7 @@ def test_fit_linear_split_shape_and_refusals_under_rho(csv_file, tmp_path, capsy
     base = [*LINEAR, csv_file, "--bounds", "y=-10:40"]
     status, out, err = run_cli([*base, "--rho", "0.5", "--shape", "split", "--seed", "1", "--json"], capsys)
     assert status == 0, err
-    assert "split Gaussian noise" in json.loads(out)["release"]["label"]
+    assert "split Gaussian noise" in json.loads(out)["privacy"]["releases"][0]["label"]
     ledger = tmp_path / "eps.sqlite"
     run_cli(["budget", "create", ledger, "--total-epsilon", "1"], capsys)
     for extra, message in (

@@ -55,7 +55,7 @@ def test_noise_free_limit_gives_the_ols_t_intervals(fit_intercept):
     with nonprivate():
         reg = fit(X, y, fit_intercept=fit_intercept)
     beta, se, ci, s = ols_intervals(X, y, 0.1, fit_intercept)
-    got = reg.conf_int(alpha=0.1)
+    got = np.asarray(reg.conf_int(alpha=0.1))
     assert got.shape == (2 + fit_intercept, 2)
     assert np.all(np.abs(got.mean(axis=1) - beta) <= 0.15 * se)
     assert_allclose((got[:, 1] - got[:, 0]) / 2, (ci[:, 1] - ci[:, 0]) / 2, rtol=0.1)

@@ -22,16 +22,21 @@ __all__ = [
     "add_output",
     "csv_problem",
     "emit",
+    "format_interval",
+    "format_number",
+    "ledger_entry_dict",
     "ledger_errors",
     "open_budget",
     "optional",
     "parse_bounds",
     "positive_float",
+    "privacy_terms",
     "probability",
     "read_csv",
     "read_table",
     "release_dict",
     "seed_int",
+    "text_table",
 ]
 
 # Optional dependencies and the extra that installs each.
@@ -368,7 +373,9 @@ def budget_words(release):
     str
         The unit and its value.
     """
-    return f"rho {release.rho:g}" if release.rho is not None else f"epsilon {release.epsilon:g}"
+    if release.rho is not None:
+        return f"rho {format_number(release.rho)}"
+    return f"epsilon {format_number(release.epsilon)}"
 
 
 def add_budget(parser):
@@ -416,8 +423,76 @@ def open_budget(path):
         return PrivacyAccountant.open(path)
 
 
-def release_dict(release):
-    """Return the public terms of a Release as plain JSON types.
+def format_number(x):
+    """Return one number as the CLI prints it everywhere: 6 significant digits, no padding.
+
+    Parameters
+    ----------
+    x : float or int
+        The number (a numpy scalar too).
+
+    Returns
+    -------
+    str
+        ``format(x, '.6g')`` for a float (so 1e6 is '1e+06' and 1234567.8 is
+        '1.23457e+06'), the digits of an integer, 'inf', '-inf' or 'nan'; '-0' is '0'.
+
+    Examples
+    --------
+    >>> [format_number(v) for v in (3.873658, -1067120.4, 12, 0.5, -0.0)]
+    ['3.87366', '-1.06712e+06', '12', '0.5', '0']
+    """
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    text = f"{float(x):.6g}"
+    return "0" if text == "-0" else text
+
+
+def format_interval(lower, upper):
+    """Return ``[lower, upper]`` with both ends in :func:`format_number`, no padding inside the brackets.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The ends.
+
+    Returns
+    -------
+    str
+        For example '[-1.06712e+06, 1.2378e+06]'.
+    """
+    return f"[{format_number(lower)}, {format_number(upper)}]"
+
+
+def text_table(head, rows, left=(0,)):
+    """Return the lines of a table: numbers right-aligned, the text columns ``left`` left-aligned.
+
+    Parameters
+    ----------
+    head : sequence of str
+        The column titles.
+    rows : sequence of sequence of str
+        The cells, already formatted (:func:`format_number`, :func:`format_interval`).
+    left : tuple of int, default (0,)
+        The columns aligned left (names, labels); the others are aligned right.
+
+    Returns
+    -------
+    list of str
+        The title line, then one line per row, columns two spaces apart.
+    """
+    table = [[str(c) for c in head], *[[str(c) for c in r] for r in rows]]
+    widths = [max(len(r[j]) for r in table) for j in range(len(head))]
+    return [
+        "  ".join(c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in table
+    ]
+
+
+def privacy_terms(release):
+    """Return the public terms of a Release's guarantee as plain JSON types (no value, no ledger entry).
 
     Parameters
     ----------
@@ -427,25 +502,47 @@ def release_dict(release):
     Returns
     -------
     dict
-        Value, epsilon (None under rho), rho (None under epsilon), ball, sensitivity (value
-        and kind), noise scale, label, sampler, caveats and the ledger entry's position and
-        time when one was charged.
+        Label, method, the budget spent (epsilon, or rho for a zCDP release), ball,
+        sensitivity (value and kind), noise scale, sampler and caveats.
     """
-    entry = release.ledger_entry
     return {
-        "value": np.asarray(release.value).tolist(),
-        "epsilon": release.epsilon,
-        "rho": getattr(release, "rho", None),
+        "label": release.label,
         "method": release.method,
+        "epsilon": release.epsilon,
+        "rho": release.rho,
         "ball": release.ball_name,
         "sensitivity": {"value": release.sensitivity.value, "kind": release.sensitivity.kind},
         "noise_scale": release.noise_scale,
-        "label": release.label,
         "sampler": release.sampler,
         "caveats": list(release.caveats),
-        "ledger_entry": None
-        if entry is None
-        else {"position": getattr(entry, "position", None), "time": str(getattr(entry, "time", ""))},
+    }
+
+
+def ledger_entry_dict(entry):
+    """Return the public part of a ledger entry (position and time), or None."""
+    if entry is None:
+        return None
+    return {"position": getattr(entry, "position", None), "time": str(getattr(entry, "time", ""))}
+
+
+def release_dict(release):
+    """Return a Release as plain JSON types: its value and the public terms of its guarantee.
+
+    Parameters
+    ----------
+    release : Release
+        The record.
+
+    Returns
+    -------
+    dict
+        The value, the :func:`privacy_terms`, and the ledger entry's position and time
+        when one was charged.
+    """
+    return {
+        "value": np.asarray(release.value).tolist(),
+        **privacy_terms(release),
+        "ledger_entry": ledger_entry_dict(release.ledger_entry),
     }
 
 

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from knorm._docs import fill_doc
-from knorm.cli._common import add_output, emit, ledger_errors, new_parser, positive_float, probability
+from knorm.cli._common import (
+    add_output,
+    emit,
+    format_number,
+    ledger_errors,
+    new_parser,
+    positive_float,
+    probability,
+    text_table,
+)
 
 __all__ = ["add_parser"]
 
@@ -102,13 +111,13 @@ def _spent_line(path, info):
     if info["budget"] == "rho":
         conv = info["epsilon_at_delta"]
         return (
-            f"{path}: rho ledger: total rho {info['total']:g}, spent {info['spent']:g}, remaining "
-            f"{info['remaining']:g} ({info['entries']} charges); what was spent is "
-            f"(epsilon {conv['epsilon']:.4g}, delta {conv['delta']:g})-DP"
+            f"{path}: rho ledger: total rho {format_number(info['total'])}, spent {format_number(info['spent'])}, "
+            f"remaining {format_number(info['remaining'])} ({info['entries']} charges); what was spent is "
+            f"(epsilon {format_number(conv['epsilon'])}, delta {format_number(conv['delta'])})-DP"
         )
     return (
-        f"{path}: total {info['total']:g}, spent {info['spent']:g}, remaining "
-        f"{info['remaining']:g} ({info['entries']} charges)"
+        f"{path}: total {format_number(info['total'])}, spent {format_number(info['spent'])}, remaining "
+        f"{format_number(info['remaining'])} ({info['entries']} charges)"
     )
 
 
@@ -117,7 +126,7 @@ def run_create(args):
     with _open(args.path, total=args.total, total_rho=args.total_rho, create=True) as acc:
         info = _summary(acc)
     unit = "rho" if info["budget"] == "rho" else "epsilon"
-    emit(args, info, [f"created {args.path}: total {unit} {info['total']:g}"])
+    emit(args, info, [f"created {args.path}: total {unit} {format_number(info['total'])}"])
     return 0
 
 
@@ -148,16 +157,25 @@ def run_ledger(args):
         for e in entries
     ]
     unit = " rho" if rho else ""
-    text = [f"{args.path}: {info['spent']:g} of {info['total']:g}{unit} spent"]
+    text = [f"{args.path}: {format_number(info['spent'])} of {format_number(info['total'])}{unit} spent"]
     if rho:
-        # A rho charge has no epsilon; a pure release on a rho ledger shows both (rho = eps^2 / 2).
-        text += [
-            f"{r['position']:>4}  rho {r['rho']:<10g} "
-            + (f"(epsilon {r['epsilon']:g}) " if r["epsilon"] is not None else "")
-            + f"{r['time'][:19]}  {r['label']}"
+        # A rho charge has no epsilon ('-'); a pure release on a rho ledger shows both (rho = eps^2 / 2).
+        table = [
+            [
+                str(r["position"]),
+                format_number(r["rho"]),
+                "-" if r["epsilon"] is None else format_number(r["epsilon"]),
+                r["time"][:19],
+                r["label"],
+            ]
             for r in rows
         ]
+        head = ["#", "rho", "epsilon", "time (UTC)", "label"]
+        left = (3, 4)
     else:
-        text += [f"{r['position']:>4}  {r['epsilon']:<8g} {r['time'][:19]}  {r['label']}" for r in rows]
+        table = [[str(r["position"]), format_number(r["epsilon"]), r["time"][:19], r["label"]] for r in rows]
+        head, left = ["#", "epsilon", "time (UTC)", "label"], (2, 3)
+    if rows:
+        text += text_table(head, table, left=left)
     emit(args, dict(info, ledger=rows), text)
     return 0

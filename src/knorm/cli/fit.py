@@ -13,14 +13,18 @@ from knorm.cli._common import (
     add_privacy_budget,
     budget_words,
     emit,
+    format_interval,
+    format_number,
+    ledger_entry_dict,
     new_parser,
     open_budget,
     parse_bounds,
+    privacy_terms,
     probability,
     read_csv,
     read_table,
-    release_dict,
     seed_int,
+    text_table,
 )
 
 __all__ = ["add_parser"]
@@ -88,6 +92,11 @@ def add_parser(sub, parser_class):
             "--diagnostics",
             action="store_true",
             help="also print curator-only diagnostics (not private) under a banner",
+        )
+        p.add_argument(
+            "--debug",
+            action="store_true",
+            help="also print the raw released statistics (private, in the model's scaled units)",
         )
         p.add_argument(
             "--alpha",
@@ -256,88 +265,111 @@ def _parse_classes(text):
 
 
 def _report(args, model, features, n_dropped):
+    """Print the fit: each piece once (coefficients, intervals, privacy terms, ledger), raw statistics on --debug."""
     releases = tuple(getattr(model, "releases_", (model.release_,)))
-    release = model.release_ if model.release_ is not None else releases[0]
-    rho = getattr(model, "rho_", None)
+    rho = getattr(model, "rho_", None)  # a rho fit's releases are Gaussian (linear) or pure at eps_i (logistic)
     epsilon = None if rho is not None else sum(r.epsilon for r in releases)
-    budget = f"rho {rho:g}" if rho is not None else f"epsilon {epsilon:g}"
+    budget = f"rho {format_number(rho)}" if rho is not None else f"epsilon {format_number(epsilon)}"
     coef = np.atleast_2d(model.coef_)
     intercept = np.ravel(model.intercept_)
+    public_n = args.model == "linear" and args.neighbours == "replace"
     lines = [
         f"knorm fit {args.model}: {args.data}, target {args.target}, {budget}"
-        + (
-            f", n = {model.n_samples_:.0f} (public under replace-one neighbours)"
-            if args.model == "linear" and args.neighbours == "replace"
-            else ""
-        ),
+        + (f", n = {format_number(int(model.n_samples_))} (public under replace-one neighbours)" if public_n else ""),
     ]
     for r in releases:
         noise = (
-            f"Gaussian (rho-zCDP), sigma {r.noise_scale:.4g}, certified l2 sensitivity"
+            f"Gaussian (rho-zCDP), sigma {format_number(r.noise_scale)}, certified l2 sensitivity"
             if r.rho is not None
             else f"{r.ball_name} ball, certified sensitivity"
         )
         lines.append(
-            f"release: {r.label}, {budget_words(r)}; noise: {noise} {r.sensitivity.value:g} "
+            f"release: {r.label}, {budget_words(r)}; noise: {noise} {format_number(r.sensitivity.value)} "
             f"({r.sensitivity.kind}); sampler: {r.sampler}"
         )
         lines += [f"  caveat: {c}" for c in r.caveats]
-    if release.ledger_entry is not None:
+    entries = [r.ledger_entry for r in releases if r.ledger_entry is not None]
+    ledger = None
+    if entries:
         acc = model.accountant
-        positions = [str(r.ledger_entry.position) for r in releases if r.ledger_entry is not None]
+        positions = [str(e.position) for e in entries]
         which = f"entry {positions[0]}" if len(positions) == 1 else f"entries {', '.join(positions)}"
-        lines.append(f"charged to {args.budget}: {which}; {_spent(acc)}")
+        # A rho ledger has no epsilon total: it is read in its own unit.
+        unit = acc.budget
+        spent, total = (acc.spent_rho, acc.total_rho) if unit == "rho" else (acc.spent, acc.total_epsilon)
+        word = "rho " if unit == "rho" else ""
+        lines.append(f"charged to {args.budget}: {which}; {word}{format_number(spent)} of {format_number(total)} spent")
+        ledger = {
+            "path": args.budget,
+            "budget": unit,
+            "entries": [ledger_entry_dict(e) for e in entries],
+            "spent": spent,
+            "total": total,
+        }
     names = ["intercept", *features]
     intervals = _intervals(model, args.alpha)
     payload = {
         "command": f"fit {args.model}",
-        "epsilon": epsilon,
-        "rho": rho,
-        "releases": [release_dict(r) for r in releases],
-        "release": release_dict(release),
+        "data": args.data,
+        "target": args.target,
+        "n": int(model.n_samples_) if public_n else None,
     }
-    width = max(len(c) for c in names)
-    level = f"{1 - args.alpha:.0%} interval"
     if len(coef) == 1:
         values = [float(intercept[0]), *coef[0]]
-        head = f"{'':<{width}}  {'coefficient':>14}" + (f"  {level:>29}" if intervals is not None else "")
-        lines.append(head)
+        head = ["", "coefficient"] + ([f"{1 - args.alpha:.0%} interval"] if intervals is not None else [])
+        rows = []
         for j, (name, v) in enumerate(zip(names, values)):
-            row = f"{name:<{width}}  {v:>14.6g}"
+            row = [name, format_number(v)]
             if intervals is not None:
-                row += f"  [{intervals[j, 0]:>12.6g}, {intervals[j, 1]:>12.6g}]"
-            lines.append(row)
-        payload["coefficients"] = dict(zip(features, coef[0].tolist()))
-        payload["intercept"] = float(intercept[0])
+                row.append(format_interval(*intervals[j]))
+            rows.append(row)
+        lines += text_table(head, rows)
+        payload["coefficients"] = dict(zip(names, values))
     else:  # one row of coefficients per class
         classes = [str(c) for c in model.classes_]
-        lines.append(f"{'class':<{width}}  " + "  ".join(f"{n:>12}" for n in names))
-        for c, b0, row in zip(classes, intercept, coef):
-            lines.append(f"{c:<{width}}  " + "  ".join(f"{v:>12.6g}" for v in (b0, *row)))
-        payload["coefficients"] = {c: dict(zip(features, row.tolist())) for c, row in zip(classes, coef)}
-        payload["intercept"] = dict(zip(classes, intercept.tolist()))
+        rows = [[c, *(format_number(v) for v in (b0, *row))] for c, b0, row in zip(classes, intercept, coef)]
+        lines += text_table(["class", *names], rows)
+        payload["coefficients"] = {
+            c: dict(zip(names, [float(b0), *row.tolist()])) for c, b0, row in zip(classes, intercept, coef)
+        }
+    payload["intervals"] = None
     if intervals is not None:
         lines.append("intervals: sampling error and privacy noise, from released and public quantities only")
-        payload["intervals"] = {"alpha": args.alpha, "lower": intervals[:, 0], "upper": intervals[:, 1]}
-    if args.model == "linear" and args.neighbours == "replace":
-        payload["n"] = int(model.n_samples_)
+        payload["intervals"] = {
+            "alpha": args.alpha,
+            "method": intervals.method,
+            "lower": dict(zip(intervals.names, intervals.lower.tolist())),
+            "upper": dict(zip(intervals.names, intervals.upper.tolist())),
+        }
+    payload["privacy"] = {
+        "epsilon": epsilon,
+        "rho": rho,
+        "neighbours": args.neighbours,
+        "releases": [privacy_terms(r) for r in releases],
+    }
+    payload["ledger"] = ledger
+    if args.debug:
+        # Private (released) values, but not what a reader of the model needs: the noisy statistics in the
+        # model's internal scaled units, shown only on request.
+        lines += ["", "released statistics (--debug; private, in the model's scaled units):"]
+        lines += [f"  {r.label}: {', '.join(format_number(v) for v in np.ravel(r.value))}" for r in releases]
+        payload["debug_released_statistics"] = [
+            {"label": r.label, "value": np.asarray(r.value).tolist()} for r in releases
+        ]
     if args.diagnostics:
         diag = dict(model.fit_diagnostics_.as_dict(), rows_dropped=n_dropped)
-        lines += ["", _BANNER] + [f"  {k}: {v}" for k, v in diag.items()]
+        lines += ["", _BANNER] + [f"  {k}: {_diagnostic(v)}" for k, v in diag.items()]
         payload["curator_only_diagnostics"] = diag
     emit(args, payload, lines)
 
 
-def _spent(acc):
-    """What the ledger has spent of its total, in its own unit (a rho ledger has no epsilon total)."""
-    if acc.budget == "rho":
-        return f"rho {acc.spent_rho:g} of {acc.total_rho:g} spent"
-    return f"{acc.spent:g} of {acc.total_epsilon:g} spent"
+def _diagnostic(value):
+    return format_number(value) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else value
 
 
 def _intervals(model, alpha):
-    """The model's confidence intervals (intercept first), or None when it released none."""
+    """The model's confidence intervals, named, intercept first (Intervals), or None when it released none."""
     try:
-        return np.asarray(model.conf_int(alpha))
+        return model.conf_int(alpha)
     except ValueError:  # a logistic fit that spent nothing on its Fisher information
         return None

@@ -16,6 +16,8 @@ from knorm.cli._common import (
     add_privacy_budget,
     budget_words,
     emit,
+    format_interval,
+    format_number,
     new_parser,
     open_budget,
     parse_bounds,
@@ -24,6 +26,7 @@ from knorm.cli._common import (
     read_table,
     release_dict,
     seed_int,
+    text_table,
 )
 
 __all__ = ["add_parser"]
@@ -251,16 +254,19 @@ def _report_chosen(args, release, columns, n):
     lines = [
         f"knorm release {args.statistic}: {args.data}, column {columns[0]}, {budget_words(release)}"
         + (", n public (replace-one neighbours)" if public_n else ", n private (add/remove)"),
-        f"exponential mechanism over {release.n_candidates} public grid points, sampled exactly",
+        f"exponential mechanism over {format_number(release.n_candidates)} public grid points, sampled exactly",
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
-    width = max(len(name) for name in names)
-    lines.append(f"{'':<{width}}  {'value':>14}  {f'rank error ({1 - args.alpha:.0%})':>22}")
-    lines += [f"{name:<{width}}  {v:>14.6g}  {f'{e:.4g} records':>22}" for name, v, e in zip(names, release.value, t)]
+    rows = [[name, format_number(v), f"{format_number(e)} records"] for name, v, e in zip(names, release.value, t)]
+    lines += text_table(["", "value", f"rank error ({1 - args.alpha:.0%})"], rows)
     lines.append(
         "rank error: with the stated probability the value's rank is within it of q n (the data rounded to the grid)"
-        + (f"; here n = {n}, so the value is a q'-quantile with |q' - q| <= error / n" if public_n else "")
+        + (
+            f"; here n = {format_number(n)}, so the value is a q'-quantile with |q' - q| <= error / n"
+            if public_n
+            else ""
+        )
         + "; no value interval (it would need the data's distribution)"
     )
     payload = {
@@ -279,7 +285,8 @@ def _report(args, release, columns):
     names = [_rename(n, columns) for n in names]
     if args.statistic == "count":
         names = [f"count {c}" for c in columns] or ["rows"]
-    ci = np.asarray(release.conf_int(args.alpha))
+    interval = release.conf_int(args.alpha)
+    ci = np.asarray(interval)
     gain = release.gain
     lines = [
         f"knorm release {args.statistic}: {args.data}, {'column ' + ', '.join(columns) if columns else 'rows'}, "
@@ -289,11 +296,8 @@ def _report(args, release, columns):
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
-    width = max(len(n) for n in names)
-    level = f"{1 - args.alpha:.0%} interval"
-    lines.append(f"{'':<{width}}  {'value':>14}  {level:>29}")
-    lines += [f"{n:<{width}}  {v:>14.6g}  [{a:>12.6g}, {b:>12.6g}]" for n, v, (a, b) in zip(names, value, ci)]
-    interval = release.conf_int(args.alpha)
+    rows = [[n, format_number(v), format_interval(a, b)] for n, v, (a, b) in zip(names, value, ci)]
+    lines += text_table(["", "value", f"{1 - args.alpha:.0%} interval"], rows)
     lines.append(f"intervals: {interval.method}; they cover this dataset's statistic (the noise), not a population")
     payload = {
         "command": f"release {args.statistic}",
@@ -308,12 +312,14 @@ def _report(args, release, columns):
 
 def _noise_line(release):
     """How the noise was made: K-norm (epsilon) or Gaussian (rho), with the certified sensitivity."""
-    sens = f"certified sensitivity {release.sensitivity.value:g} ({release.sensitivity.kind})"
+    sens = f"certified sensitivity {format_number(release.sensitivity.value)} ({release.sensitivity.kind})"
     if release.rho is not None:
-        return f"noise: Gaussian (rho-zCDP), {release.ball_name} shape, {sens}, sigma {release.noise_scale:.4g}"
+        return (
+            f"noise: Gaussian (rho-zCDP), {release.ball_name} shape, {sens}, sigma {format_number(release.noise_scale)}"
+        )
     gain = release.gain
     return f"noise: K-norm with K = {release.ball_name}, {sens}" + (
-        f"; Laplace would need {gain:.2f}x the epsilon" if math.isfinite(gain) else ""
+        f"; Laplace would need {format_number(gain)}x the epsilon" if math.isfinite(gain) else ""
     )
 
 

@@ -475,10 +475,13 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_features + fit_intercept, 2)
-            Lower and upper bounds in original units, one row per parameter in the
-            order of statsmodels' ``OLS(y, add_constant(X)).fit().conf_int()``: the
-            intercept first (when fitted), then the features in column order.
+        Intervals
+            One interval per parameter, in original units, named: the intercept first
+            (when fitted, named 'intercept'), then the features in column order (their
+            DataFrame names, else x1, x2, ...), the order of statsmodels'
+            ``OLS(y, add_constant(X)).fit().conf_int()``. It prints as a table;
+            ``np.asarray`` gives the array of shape (n_features + fit_intercept, 2) of lower
+            and upper ends that earlier versions returned, and ``intervals["x1"]`` one row.
 
         Raises
         ------
@@ -499,7 +502,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         private confidence intervals", AISTATS; paper Proposition "Postprocessing".
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.conf_int")
-        return self._inference().conf_int(alpha)
+        boot = self._inference()
+        method = f"parametric bootstrap ({boot.n_bootstrap} replicates, basic intervals)"
+        return self._named_intervals(boot.conf_int(alpha), alpha, method, boot.n_bootstrap)
 
     def summary(self, alpha=0.05):
         """Return a statsmodels-like table of the fit: print it.
@@ -524,9 +529,7 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.summary")
         boot = self._inference()
         release = self.release_
-        names = list(getattr(self, "feature_names_in_", [f"x{j + 1}" for j in range(self.n_features_in_)]))
-        if self.fit_intercept:
-            names = ["intercept", *names]
+        names = list(self._coefficient_names())
         public_n = self.neighbours == "replace"
         budget = {"epsilon": f"{release.epsilon:g}"} if release.rho is None else {"rho": f"{release.rho:g}"}
         privacy = {

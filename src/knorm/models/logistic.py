@@ -516,12 +516,15 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_features + fit_intercept, 2)
-            Lower and upper ends, the intercept first (as statsmodels with a leading
-            constant), then the features in order, in the original units. Parametric
+        Intervals
+            One interval per parameter, in the original units, named: the intercept first
+            (when fitted, named 'intercept'; as statsmodels with a leading constant), then
+            the features in order (their DataFrame names, else x1, x2, ...). Parametric
             bootstrap intervals covering sampling error and privacy noise, centred on the
             estimate with the ridge term's shrinkage undone, theta + gamma I^{-1} theta
             (:class:`~knorm.models.logistic_inference.LogisticInference`); deterministic.
+            It prints as a table; ``np.asarray`` gives the array of shape
+            (n_features + fit_intercept, 2) that earlier versions returned.
 
         Raises
         ------
@@ -531,7 +534,10 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             If ``alpha`` is not in (0, 1), or the fit released no Fisher information.
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.conf_int")
-        return self._inference_or_raise("conf_int").conf_int(alpha)
+        inference = self._inference_or_raise("conf_int")
+        draws = len(inference.deviations)
+        method = f"parametric bootstrap ({draws} draws, basic intervals)"
+        return self._named_intervals(inference.conf_int(alpha), alpha, method, draws)
 
     def summary(self, alpha=0.05):
         """Return a table of coefficients, standard errors, intervals and privacy terms (print it).

@@ -420,8 +420,7 @@ def logistic_summary(clf, inference, alpha):
         privacy terms of the two releases.
     """
     inf = inference
-    names = list(getattr(clf, "feature_names_in_", [f"x{j}" for j in range(clf.n_features_in_)]))
-    names = (["intercept"] if clf.fit_intercept else []) + [str(n) for n in names]
+    names = list(clf._coefficient_names())  # the names of conf_int's rows
     coef = np.concatenate([clf.intercept_ if clf.fit_intercept else [], clf.coef_[0]])
     model, info = clf.release_, clf.information_release_
     eps_model = model.epsilon

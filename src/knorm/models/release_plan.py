@@ -17,6 +17,7 @@ from knorm.accounting import BudgetExceededError, PureEpsilonLedgerError
 from knorm.accounting.ledger import RELATIVE_TOLERANCE
 from knorm.accounting.zcdp import rho_from_epsilon
 from knorm.mechanisms import nonprivate_active
+from knorm.mechanisms._mode import resolve_accountant
 
 __all__ = ["check_fit_budget", "release_rngs"]
 
@@ -27,7 +28,8 @@ def check_fit_budget(accountant, owner, *, epsilons=(), rhos=()):
     Parameters
     ----------
     accountant : PrivacyAccountant or None
-        The accountant the releases will be charged to.
+        The accountant the releases will be charged to (None: the enclosing
+        :func:`knorm.budget <knorm.mechanisms.budget>` block's, if any).
     owner : str
         Name of the estimator, for the error message.
     epsilons : sequence of float, default ()
@@ -45,6 +47,8 @@ def check_fit_budget(accountant, owner, *, epsilons=(), rhos=()):
         Proposition 1.4), as :meth:`~knorm.accounting.PrivacyAccountant.spend` charges them.
     PureEpsilonLedgerError
         If a rho release would be charged to a pure epsilon ledger.
+    ValueError
+        Inside a :func:`knorm.budget <knorm.mechanisms.budget>` block, if ``accountant`` is another accountant.
 
     Notes
     -----
@@ -59,7 +63,10 @@ def check_fit_budget(accountant, owner, *, epsilons=(), rhos=()):
     >>> check_fit_budget(PrivacyAccountant(total_rho=0.5), "Example", epsilons=[0.6, 0.6])  # 0.18 + 0.18 <= 0.5
     """
     epsilons, rhos = [float(e) for e in epsilons], [float(r) for r in rhos]
-    if len(epsilons) + len(rhos) < 2 or accountant is None or nonprivate_active():
+    if nonprivate_active():
+        return
+    accountant = resolve_accountant(accountant, f"{owner}.fit")  # refuses a second accountant in a budget block
+    if len(epsilons) + len(rhos) < 2 or accountant is None:
         return
     budget = getattr(accountant, "budget", "epsilon")
     if budget == "rho":
