@@ -17,6 +17,8 @@ __all__ = [
     "KnormParser",
     "add_budget",
     "add_data",
+    "add_privacy_budget",
+    "budget_words",
     "add_output",
     "csv_problem",
     "emit",
@@ -339,6 +341,43 @@ def read_table(path, columns, *, drop_missing=False, delimiter=","):
     return frame, missing
 
 
+def add_privacy_budget(parser, what):
+    """Add ``--epsilon E`` and ``--rho R``, exactly one of them required (pure epsilon-DP or rho-zCDP).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    what : str
+        What the budget pays for ('this fit', 'this release'), for the help.
+    """
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--epsilon", type=positive_float, help=f"pure epsilon-DP budget of {what}, in (0, inf)")
+    group.add_argument(
+        "--rho",
+        type=positive_float,
+        help=f"instead: rho-zCDP budget of {what}, in (0, inf) (charge it to a ledger made with --total-rho)",
+    )
+
+
+def budget_words(release):
+    """'epsilon E' or 'rho R': the budget a release spent, for a report line.
+
+    Parameters
+    ----------
+    release : Release
+        The record.
+
+    Returns
+    -------
+    str
+        The unit and its value.
+    """
+    if release.rho is not None:
+        return f"rho {format_number(release.rho)}"
+    return f"epsilon {format_number(release.epsilon)}"
+
+
 def add_budget(parser):
     """Add ``--budget PATH`` (a file ledger charged by the release)."""
     parser.add_argument(
@@ -366,7 +405,8 @@ def ledger_errors(path, *, create=False):
     except FileNotFoundError as err:
         if not create:
             raise CLIError(
-                f"no privacy ledger at {str(path)!r}: create it with 'knorm budget create {path} --total-epsilon E'."
+                f"no privacy ledger at {str(path)!r}: create it with 'knorm budget create {path} --total-epsilon E' "
+                "(or --total-rho R for a rho-zCDP budget)."
             ) from None
         raise CLIError(str(err)) from None
     except (OSError, ValueError) as err:  # FileExistsError, IsADirectoryError, PermissionError, damaged files

@@ -10,6 +10,8 @@ from knorm.cli._common import (
     add_budget,
     add_data,
     add_output,
+    add_privacy_budget,
+    budget_words,
     emit,
     format_interval,
     format_number,
@@ -17,7 +19,6 @@ from knorm.cli._common import (
     new_parser,
     open_budget,
     parse_bounds,
-    positive_float,
     privacy_terms,
     probability,
     read_csv,
@@ -31,7 +32,9 @@ __all__ = ["add_parser"]
 _EXAMPLES = {
     "linear": """example:
   knorm fit linear houses.csv --target price --epsilon 1 \\
-      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite""",
+      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite
+  knorm fit linear houses.csv --target price --rho 0.5 \\
+      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget zcdp-ledger.sqlite""",
     "logistic": """example:
   knorm fit logistic notes.csv --target forged --classes 0,1 --epsilon 1 \\
       --bounds variance=-8:8 --bounds skewness=-14:14
@@ -61,7 +64,7 @@ def add_parser(sub, parser_class):
         p = new_parser(models, model, help_text, _EXAMPLES[model])
         add_data(p)
         p.add_argument("--target", required=True, help="response column")
-        p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this fit")
+        add_privacy_budget(p, "this fit")
         p.add_argument(
             "--bounds",
             action="append",
@@ -117,6 +120,13 @@ def add_parser(sub, parser_class):
                 choices=["auto", "split", "l1", "l2", "linf", "kt", "cut"],
                 help="K-norm of the noise (default auto: 'split' under replace-one neighbours, the design and "
                 "response blocks with a public split of epsilon; else the best certified ball affordable)",
+            )
+            p.add_argument(
+                "--shape",
+                default="spherical",
+                choices=["spherical", "split"],
+                help="with --rho: the Gaussian noise's shape (default spherical; split gives the response block "
+                "less noise)",
             )
             p.add_argument(
                 "--postprocess",
@@ -216,6 +226,7 @@ def _model(args, bounds_X, bounds, accountant):
 
     common = dict(
         epsilon=args.epsilon,
+        rho=args.rho,
         bounds_X=bounds_X,
         neighbours=args.neighbours,
         accountant=accountant,
@@ -223,7 +234,9 @@ def _model(args, bounds_X, bounds, accountant):
         sampler=args.sampler,
     )
     if args.model == "linear":
-        return LinearRegression(norm=args.norm, bounds_y=bounds[args.target], postprocess=args.postprocess, **common)
+        return LinearRegression(
+            norm=args.norm, shape=args.shape, bounds_y=bounds[args.target], postprocess=args.postprocess, **common
+        )
     q = _share(args.q, "--q", "(0, 1)")
     if args.classes is None and not args.public_labels:
         raise CLIError(
@@ -254,18 +267,25 @@ def _parse_classes(text):
 def _report(args, model, features, n_dropped):
     """Print the fit: each piece once (coefficients, intervals, privacy terms, ledger), raw statistics on --debug."""
     releases = tuple(getattr(model, "releases_", (model.release_,)))
-    epsilon = sum(r.epsilon for r in releases)
+    rho = getattr(model, "rho_", None)  # a rho fit's releases are Gaussian (linear) or pure at eps_i (logistic)
+    epsilon = None if rho is not None else sum(r.epsilon for r in releases)
+    budget = f"rho {format_number(rho)}" if rho is not None else f"epsilon {format_number(epsilon)}"
     coef = np.atleast_2d(model.coef_)
     intercept = np.ravel(model.intercept_)
     public_n = args.model == "linear" and args.neighbours == "replace"
     lines = [
-        f"knorm fit {args.model}: {args.data}, target {args.target}, epsilon {format_number(epsilon)}"
+        f"knorm fit {args.model}: {args.data}, target {args.target}, {budget}"
         + (f", n = {format_number(int(model.n_samples_))} (public under replace-one neighbours)" if public_n else ""),
     ]
     for r in releases:
+        noise = (
+            f"Gaussian (rho-zCDP), sigma {format_number(r.noise_scale)}, certified l2 sensitivity"
+            if r.rho is not None
+            else f"{r.ball_name} ball, certified sensitivity"
+        )
         lines.append(
-            f"release: {r.label}, epsilon {format_number(r.epsilon)}; noise: {r.ball_name} ball, certified "
-            f"sensitivity {format_number(r.sensitivity.value)} ({r.sensitivity.kind}); sampler: {r.sampler}"
+            f"release: {r.label}, {budget_words(r)}; noise: {noise} {format_number(r.sensitivity.value)} "
+            f"({r.sensitivity.kind}); sampler: {r.sampler}"
         )
         lines += [f"  caveat: {c}" for c in r.caveats]
     entries = [r.ledger_entry for r in releases if r.ledger_entry is not None]
@@ -274,14 +294,17 @@ def _report(args, model, features, n_dropped):
         acc = model.accountant
         positions = [str(e.position) for e in entries]
         which = f"entry {positions[0]}" if len(positions) == 1 else f"entries {', '.join(positions)}"
-        lines.append(
-            f"charged to {args.budget}: {which}; {format_number(acc.spent)} of {format_number(acc.total_epsilon)} spent"
-        )
+        # A rho ledger has no epsilon total: it is read in its own unit.
+        unit = acc.budget
+        spent, total = (acc.spent_rho, acc.total_rho) if unit == "rho" else (acc.spent, acc.total_epsilon)
+        word = "rho " if unit == "rho" else ""
+        lines.append(f"charged to {args.budget}: {which}; {word}{format_number(spent)} of {format_number(total)} spent")
         ledger = {
             "path": args.budget,
+            "budget": unit,
             "entries": [ledger_entry_dict(e) for e in entries],
-            "spent": acc.spent,
-            "total": acc.total_epsilon,
+            "spent": spent,
+            "total": total,
         }
     names = ["intercept", *features]
     intervals = _intervals(model, args.alpha)
@@ -320,6 +343,7 @@ def _report(args, model, features, n_dropped):
         }
     payload["privacy"] = {
         "epsilon": epsilon,
+        "rho": rho,
         "neighbours": args.neighbours,
         "releases": [privacy_terms(r) for r in releases],
     }

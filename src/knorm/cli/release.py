@@ -13,13 +13,14 @@ from knorm.cli._common import (
     add_budget,
     add_data,
     add_output,
+    add_privacy_budget,
+    budget_words,
     emit,
     format_interval,
     format_number,
     new_parser,
     open_budget,
     parse_bounds,
-    positive_float,
     probability,
     read_csv,
     read_table,
@@ -34,7 +35,7 @@ _EXAMPLES = {
     "mean": "knorm release mean houses.csv --column price --bounds price=0:1e6 --epsilon 0.5",
     "var": "knorm release var houses.csv --column age --bounds age=0:100 --epsilon 1 --budget study.sqlite",
     "std": "knorm release std houses.csv --column age --bounds age=0:100 --epsilon 1",
-    "sum": "knorm release sum sales.csv --column amount --bounds amount=0:500 --epsilon 1",
+    "sum": "knorm release sum sales.csv --column amount --bounds amount=0:500 --rho 0.5 --budget zcdp.sqlite",
     "count": "knorm release count visits.csv --column clicked,bought --epsilon 1   # no --column: the rows",
     "covariance": "knorm release covariance houses.csv --column rooms,age,income \\\n"
     "      --bounds rooms=1:10 --bounds age=0:100 --bounds income=0:15 --epsilon 1",
@@ -79,7 +80,7 @@ def add_parser(sub, parser_class):
             help="the column, or comma-separated columns, to release"
             + (" (0/1 indicators; default: count the rows)" if name == "count" else ""),
         )
-        p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this release")
+        add_privacy_budget(p, "this release")
         if name == "histogram":
             p.add_argument(
                 "--bins",
@@ -208,8 +209,11 @@ def run(args):
         else read_table(args.data, columns, drop_missing=args.drop_missing, delimiter=args.delimiter)[0]
     )
     bounds = parse_bounds(getattr(args, "bounds", None), [] if args.statistic in ("count", "histogram") else columns)
+    # Exactly one of epsilon and rho (argparse has refused both and neither): the stats
+    # functions take rho= for rho-zCDP releases (Gaussian noise) as they take epsilon=.
+    budget = {"epsilon": args.epsilon} if args.rho is None else {"rho": args.rho}
     common = dict(
-        epsilon=args.epsilon,
+        **budget,
         neighbours=args.neighbours,
         accountant=open_budget(args.budget),
         rng=args.seed,
@@ -248,7 +252,7 @@ def _report_chosen(args, release, columns, n):
     public_n = args.neighbours == "replace"
     names = [f"{name} {columns[0]}" for name in release.names]
     lines = [
-        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, epsilon {format_number(release.epsilon)}"
+        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, {budget_words(release)}"
         + (", n public (replace-one neighbours)" if public_n else ", n private (add/remove)"),
         f"exponential mechanism over {format_number(release.n_candidates)} public grid points, sampled exactly",
     ]
@@ -286,11 +290,9 @@ def _report(args, release, columns):
     gain = release.gain
     lines = [
         f"knorm release {args.statistic}: {args.data}, {'column ' + ', '.join(columns) if columns else 'rows'}, "
-        f"epsilon {format_number(release.epsilon)}"
+        f"{budget_words(release)}"
         + (", n public (replace-one neighbours)" if args.neighbours == "replace" else ", n private (add/remove)"),
-        f"noise: K-norm with K = {release.ball_name}, certified sensitivity {format_number(release.sensitivity.value)} "
-        f"({release.sensitivity.kind})"
-        + (f"; Laplace would need {format_number(gain)}x the epsilon" if math.isfinite(gain) else ""),
+        _noise_line(release),
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
@@ -306,6 +308,19 @@ def _report(args, release, columns):
         "intervals": {"alpha": args.alpha, "method": interval.method, "lower": ci[:, 0], "upper": ci[:, 1]},
     }
     emit(args, payload, lines)
+
+
+def _noise_line(release):
+    """How the noise was made: K-norm (epsilon) or Gaussian (rho), with the certified sensitivity."""
+    sens = f"certified sensitivity {format_number(release.sensitivity.value)} ({release.sensitivity.kind})"
+    if release.rho is not None:
+        return (
+            f"noise: Gaussian (rho-zCDP), {release.ball_name} shape, {sens}, sigma {format_number(release.noise_scale)}"
+        )
+    gain = release.gain
+    return f"noise: K-norm with K = {release.ball_name}, {sens}" + (
+        f"; Laplace would need {format_number(gain)}x the epsilon" if math.isfinite(gain) else ""
+    )
 
 
 def _rename(name, columns):

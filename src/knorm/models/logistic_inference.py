@@ -424,13 +424,14 @@ def logistic_summary(clf, inference, alpha):
     coef = np.concatenate([clf.intercept_ if clf.fit_intercept else [], clf.coef_[0]])
     model, info = clf.release_, clf.information_release_
     eps_model = model.epsilon
+    budget = (
+        ("epsilon", f"{clf.epsilon_:g} = {eps_model:g} (objective perturbation) + {info.epsilon:g}")
+        if getattr(clf, "rho_", None) is None
+        else ("rho", f"{clf.rho_:g} >= {eps_model:g}^2 / 2 (objective perturbation) + {info.epsilon:g}^2 / 2")
+    )
     terms = [
         ("classes", f"{clf.classes_.tolist()} (positive: {clf.classes_.tolist()[1]!r})"),
-        (
-            "epsilon",
-            f"{clf.epsilon_:g} = {eps_model:g} (objective perturbation) + {info.epsilon:g} (Fisher "
-            f"information); neighbours: {clf.neighbours}",
-        ),
+        (budget[0], f"{budget[1]} (Fisher information); neighbours: {clf.neighbours}"),
         (
             "model noise",
             f"{model.ball_name} ball, sensitivity {model.sensitivity.value:g} ({model.sensitivity.kind}), "
