@@ -47,4 +47,5 @@ SECTIONS = {
     "stats": "benchmarks.bench_stats",
     "front_door": "benchmarks.bench_front_door",
     "zcdp": "benchmarks.bench_zcdp",
+    "zcdp_regression": "benchmarks.bench_zcdp_regression",
 }

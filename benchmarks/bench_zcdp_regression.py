@@ -179,7 +179,7 @@ def table(rows):
 def run(config):
     """The benchmark section (the harness's interface)."""
     rows = measure(quick=config.quick, seed=config.seed, log=lambda *a: None)
-    return f"## {TITLE}\n\n{__doc__.split(chr(10), 2)[2]}\n\n{table(rows)}\n"
+    return f"{__doc__.split(chr(10), 2)[2]}\n\n{table(rows)}\n"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -52,8 +52,10 @@ __all__ = [
     "min_volume_shape",
 ]
 
-#: The most record points a shaped Gaussian certifies (pairs: their square).
-MAX_POINTS = 4096
+#: The most record points a shaped Gaussian certifies (pairs: their square). Measured on the
+#: 2-core reference machine, a first covariance release under rho fits and certifies 3^6 = 729
+#: points in about 8 s and 3^7 = 2187 in about 94 s: beyond 1024 the spherical Gaussian is used.
+MAX_POINTS = 1024
 _U = 2.0**-53
 
 
