@@ -26,6 +26,7 @@ from knorm.cli._common import (
     seed_int,
     text_table,
 )
+from knorm.exceptions import IntervalUnavailableError
 
 __all__ = ["add_parser"]
 
@@ -307,7 +308,7 @@ def _report(args, model, features, n_dropped):
             "total": total,
         }
     names = ["intercept", *features]
-    intervals = _intervals(model, args.alpha)
+    intervals, refused = _intervals(model, args.alpha)
     payload = {
         "command": f"fit {args.model}",
         "data": args.data,
@@ -333,6 +334,9 @@ def _report(args, model, features, n_dropped):
             c: dict(zip(names, [float(b0), *row.tolist()])) for c, b0, row in zip(classes, intercept, coef)
         }
     payload["intervals"] = None
+    if refused:
+        lines.append(f"intervals: {refused}")
+        payload["intervals_refused"] = refused
     if intervals is not None:
         lines.append("intervals: sampling error and privacy noise, from released and public quantities only")
         payload["intervals"] = {
@@ -368,8 +372,10 @@ def _diagnostic(value):
 
 
 def _intervals(model, alpha):
-    """The model's confidence intervals, named, intercept first (Intervals), or None when it released none."""
+    """(the model's intervals, named, intercept first, or None; the public reason when it gives none)."""
     try:
-        return model.conf_int(alpha)
+        return model.conf_int(alpha), ""
+    except IntervalUnavailableError as exc:  # refused with a public reason: say it, print no interval
+        return None, str(exc)
     except ValueError:  # a logistic fit that spent nothing on its Fisher information
-        return None
+        return None, ""

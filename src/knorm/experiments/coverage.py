@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
+from knorm.exceptions import IntervalUnavailableError
+
 __all__ = ["FLOOR", "Cell", "Check", "checks", "main", "render_page", "run_cell", "run_matrix", "store_run"]
 
 #: Nominal level of every interval checked, and the floor a cell must reach.
@@ -150,7 +152,10 @@ def _linear(beta, sigma, n, eps):
         X = rng.uniform(-1, 1, (n, len(beta)))
         y = X @ beta + rng.normal(0, sigma, n)
         model = LinearRegression(bounds_X=(-1, 1), bounds_y=(-bound_y, bound_y), epsilon=eps, random_state=rng)
-        ci = np.asarray(model.fit(X, y).conf_int(1 - LEVEL))
+        try:
+            ci = np.asarray(model.fit(X, y).conf_int(1 - LEVEL))
+        except IntervalUnavailableError:
+            return None, names
         return (ci[:, 0] <= truth) & (truth <= ci[:, 1]), names
 
     return replicate
