@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ClippingWarning", "ConvergenceError", "InvalidParameterError", "PrivacyWarning"]
+__all__ = ["ClippingWarning", "ConvergenceError", "IntervalUnavailableError", "InvalidParameterError", "PrivacyWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -46,4 +46,15 @@ class InvalidParameterError(ValueError, TypeError):
     code catching either keeps working. The message names the parameter, the rule and the
     value received: "The 'epsilon' parameter of LinearRegression must be a float in the range
     (0.0, inf). Got -1 instead."
+    """
+
+
+class IntervalUnavailableError(ValueError):
+    """An interval the library will not give, because it would not cover where it claims to.
+
+    Raised instead of a narrow wrong interval: the message gives the public reason (a
+    function of released values and public inputs only, such as how many eigenvalues of a
+    released Gram matrix the post-processing raised) and what would make an interval
+    available. The coverage matrix (``docs/coverage.md``) lists the regimes where each
+    interval is refused and why.
     """

@@ -92,7 +92,8 @@ def test_the_population_interval_contains_the_noise_interval_and_is_wider_where_
     assert population.lower[0] < noise.lower[0] and noise.upper[0] < population.upper[0]
     # sampling sd sigma / sqrt(n) = 0.08 against the noise's 10 / (n eps) = 0.025 (Laplace scale)
     assert (population.upper - population.lower)[0] > 2 * (noise.upper - noise.lower)[0]
-    assert "kind='population'" in repr(population)
+    assert "covering the population parameter" in repr(population)
+    assert "covering this dataset's statistic" in repr(noise)
 
 
 def test_without_noise_the_interval_is_the_classical_t_interval():

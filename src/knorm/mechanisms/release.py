@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 from collections.abc import Callable
@@ -22,14 +23,23 @@ _MC_DRAWS = MC_DRAWS
 #: What an interval covers: this dataset's statistic (the privacy noise only), or the population
 #: parameter behind it (sampling error and privacy noise together).
 KINDS = ("noise", "population")
+_COVERS = {
+    "noise": "this dataset's statistic (noise only)",
+    "population": "the population parameter (sampling and noise)",
+}
 ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 @dataclass(frozen=True)
 class Intervals:
-    """Confidence intervals, one per released coordinate, with how they were computed.
+    """Confidence intervals, one per released coordinate, with how they were computed: a small table.
 
-    ``np.asarray(intervals)`` is the array of shape (k, 2) of lower and upper ends.
+    ``np.asarray(intervals)`` is the array of shape (k, 2) of lower and upper ends, as
+    before; ``intervals[j]`` is its row j and ``intervals["name"]`` the row of a named
+    coordinate, ``len`` and iteration go over the rows. It prints as a table (and as HTML
+    in notebooks). It is returned by :meth:`Release.conf_int` and by the estimators'
+    ``conf_int`` (:meth:`knorm.models.LinearRegression.conf_int`,
+    :meth:`knorm.models.LogisticRegression.conf_int`, the intercept first).
 
     Parameters
     ----------
@@ -38,14 +48,31 @@ class Intervals:
     alpha : float
         1 - the coverage probability of each interval.
     method : str
-        'closed form' (exact marginal quantiles of the noise law) or 'Monte Carlo'.
+        How they were computed: 'closed form' (exact marginal quantiles of the noise law),
+        'Monte Carlo', or an estimator's method (a parametric bootstrap).
     mc_error : float
         For Monte Carlo intervals, the standard error of the tail probability of each end
         (binomial, from the number of draws); 0 for closed forms.
-    kind : {'noise', 'population'}, default 'noise'
+    names : tuple of str, default ()
+        The names of the coordinates, in order ('intercept' first for an estimator's
+        intervals with an intercept); empty when the release named none.
+    kind : {'noise', 'population'} or None, default None
         What each interval covers: 'noise', the statistic of this dataset (the privacy
         noise only); 'population', the population parameter behind it (the sampling error
-        of the dataset and the privacy noise together), see :meth:`Release.conf_int`.
+        of the dataset and the privacy noise together), see :meth:`Release.conf_int`,
+        which always says which; None when the maker did not say (an estimator's
+        intervals).
+
+    Examples
+    --------
+    >>> iv = Intervals(np.array([0.5, 1.5]), np.array([1.0, 2.5]), 0.05, "closed form", names=("a", "b"))
+    >>> print(iv)
+    95% intervals (alpha = 0.05), closed form
+    name  lower  upper
+    a       0.5      1
+    b       1.5    2.5
+    >>> np.asarray(iv).shape, iv["b"].tolist(), iv[0].tolist()
+    ((2, 2), [1.5, 2.5], [0.5, 1.0])
     """
 
     lower: np.ndarray
@@ -53,10 +80,58 @@ class Intervals:
     alpha: float
     method: str
     mc_error: float = 0.0
-    kind: str = "noise"
+    names: tuple = field(default=())
+    kind: str | None = None
 
     def __array__(self, dtype=None, copy=None):
         return np.column_stack([self.lower, self.upper]).astype(dtype or float)
+
+    @property
+    def shape(self):
+        """The shape of ``np.asarray(intervals)``: (k, 2)."""
+        return np.shape(np.asarray(self))
+
+    def __len__(self):
+        return len(np.asarray(self))
+
+    def __iter__(self):
+        return iter(np.asarray(self))
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if key not in self.names:
+                raise KeyError(f"{key!r} is not the name of an interval; the names are {list(self.names)}.")
+            j = self.names.index(key)
+            return np.stack([np.asarray(self.lower)[..., j], np.asarray(self.upper)[..., j]], axis=-1).astype(float)
+        return np.asarray(self)[key]
+
+    def _title(self):
+        text = f"{1 - self.alpha:.0%} intervals (alpha = {self.alpha:g}), {self.method}"
+        kind = getattr(self, "kind", None)  # what the intervals cover, where the record says it
+        if kind:
+            text += f", covering {_COVERS.get(kind, kind)}"
+        if self.mc_error:
+            text += f", Monte Carlo s.e. of each tail {self.mc_error:.2g}"
+        return text
+
+    def _rows(self):
+        lower, upper = np.asarray(self.lower, dtype=float), np.asarray(self.upper, dtype=float)
+        if lower.ndim != 1:  # a batch release: one interval per entry, shown as arrays
+            return None
+        names = _coordinate_names(self.names, lower.size)
+        return [(n, _number(a), _number(b)) for n, a, b in zip(names, lower, upper)]
+
+    def __repr__(self):
+        rows = self._rows()
+        if rows is None:
+            return f"{self._title()}\nlower:\n{_array_text(self.lower)}\nupper:\n{_array_text(self.upper)}"
+        return self._title() + "\n" + _text_table(("name", "lower", "upper"), _truncate(rows))
+
+    def _repr_html_(self):
+        rows = self._rows()
+        if rows is None:
+            return f"<pre>{html.escape(repr(self))}</pre>"
+        return _html_table(("name", "lower", "upper"), _truncate(rows), caption=self._title())
 
 
 class SamplingModel:
@@ -400,7 +475,9 @@ class Release:
             return self._pushed_intervals(alpha, n_draws)
         half = root.noise_law.marginal_half_width(alpha, n_draws=n_draws)
         t = np.asarray(half)  # shape (m,): broadcast over the rows of a batch release
-        return Intervals(self.value - t, self.value + t, alpha, half.method, half.mc_error)
+        return Intervals(
+            self.value - t, self.value + t, alpha, half.method, half.mc_error, names=self.names, kind="noise"
+        )
 
     def test(self, value, alternative="two-sided", *, rng=None):
         """Return the p-value of a test of the population parameter behind this release against ``value``.
@@ -467,13 +544,13 @@ class Release:
         scale = getattr(transform, "coordinate_scale", None)
         if scale is not None:  # g(T) = s * T coordinatewise (s > 0): the parent's intervals, scaled
             base = parent.conf_int(alpha, n_draws=n_draws)
-            return replace(base, lower=base.lower * scale, upper=base.upper * scale)
+            return replace(base, lower=base.lower * scale, upper=base.upper * scale, names=self.names)
         affine = getattr(transform, "coordinate_affine", None)
         if affine is not None:  # g(T)_i = b_i + s_i T_{j_i} (s_i > 0): coordinates of the parent's intervals
             index, scale, offset = (np.asarray(a) for a in affine)
             base = parent.conf_int(alpha, n_draws=n_draws)
             lower, upper = base.lower[..., index], base.upper[..., index]
-            return replace(base, lower=offset + scale * lower, upper=offset + scale * upper)
+            return replace(base, lower=offset + scale * lower, upper=offset + scale * upper, names=self.names)
         assert parent.noise_law is not None  # checked in conf_int
         draws = parent.noise_law.public_draws(n_draws)
         base = np.asarray(parent.value)
@@ -486,15 +563,122 @@ class Release:
             alpha,
             "Monte Carlo (pushed through)",
             math.sqrt(alpha * (1 - alpha) / n_draws),
+            names=self.names,
+            kind="noise",
         )
 
+    def _terms(self):
+        """(name, text) of the public terms shown above the values."""
+        if self.rho is not None:
+            spent = f"rho={self.rho:g} (rho-zCDP)"
+        elif self.epsilon is not None and math.isinf(self.epsilon):
+            spent = "epsilon=inf: NON-PRIVATE (no noise added, nothing charged)"
+        else:
+            spent = f"epsilon={self.epsilon:g} (pure epsilon-DP)"
+        terms = [("budget", spent)]
+        if self.parent is not None:
+            terms.append(("post-processed from", f"{self.parent.label!r} (free: the same privacy terms)"))
+        noise = f"{self.method}, ball {self.ball_name}"
+        if self.parent is None:
+            noise += f", noise scale {_number(self.noise_scale)}"
+        if self.noise_law is not None:
+            noise += f" ({type(self.noise_law).__name__})"
+        terms.append(("noise", noise))
+        terms.append(("sensitivity", f"{_number(self.sensitivity.value)} ({self.sensitivity.kind})"))
+        if self.sampler:
+            terms.append(("sampler", _cut(self.sampler, 90)))
+        terms += [("caveat", _cut(c, 90)) for c in self.caveats]
+        if self.ledger_entry is not None:
+            terms.append(("ledger", f"entry {getattr(self.ledger_entry, 'position', '?')}"))
+        return terms
+
+    def _rows(self):
+        value = np.asarray(self.value)
+        if value.ndim != 1:  # a batch release (one row per dataset) or a scalar
+            return None
+        return [(n, _number(v)) for n, v in zip(_coordinate_names(self.names, value.size), value)]
+
     def __repr__(self):
-        value = np.array2string(self.value, precision=4, threshold=8)
-        spent = f"rho={self.rho:g}" if self.rho is not None else f"epsilon={self.epsilon:g}"
-        return (
-            f"Release({self.label!r}, {spent}, ball={self.ball_name}, "
-            f"sensitivity={self.sensitivity.value:g} ({self.sensitivity.kind}), value={value})"
+        # Only the released value and public inputs: what a Release may publish (the noise law stays out).
+        width = max(len(k) for k, _ in self._terms())
+        lines = [f"Release {self.label!r}"] + [f"  {k + ':':<{width + 1}} {v}" for k, v in self._terms()]
+        rows = self._rows()
+        if rows is None:
+            lines.append(f"value of shape {np.shape(self.value)}:")
+            lines.append(_array_text(self.value))
+        else:
+            lines.append(_text_table(("coordinate", "value"), _truncate(rows)))
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        head = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in self._terms()
         )
+        rows = self._rows()
+        body = (
+            f"<pre>{html.escape(_array_text(self.value))}</pre>"
+            if rows is None
+            else _html_table(("coordinate", "value"), _truncate(rows))
+        )
+        return f"<div><strong>Release {html.escape(repr(self.label))}</strong><table>{head}</table>{body}</div>"
+
+
+# -- the tables of the reprs -----------------------------------------------------------------------------
+_HEAD, _TAIL = 8, 2  # rows shown at each end of a long vector
+
+
+def _number(x):
+    """One number, 6 significant digits (an integer as is)."""
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    return f"{float(x):.6g}"
+
+
+def _cut(text, width):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def _coordinate_names(names, size):
+    names = [str(n) for n in names]
+    return names if len(names) == size else [f"[{j}]" for j in range(size)]
+
+
+def _truncate(rows):
+    """The rows of a long vector cut to its first and last ones, with a row saying how many are hidden."""
+    if len(rows) <= _HEAD + _TAIL + 2:
+        return rows
+    gap = ("\u2026",) + (f"({len(rows) - _HEAD - _TAIL} more)",) + ("",) * (len(rows[0]) - 2)
+    return [*rows[:_HEAD], gap, *rows[-_TAIL:]]
+
+
+def _text_table(head, rows):
+    """Columns: the first left-aligned, the numbers right-aligned, two spaces apart."""
+    table = [tuple(head), *rows]
+    widths = [max(len(r[j]) for r in table) for j in range(len(head))]
+    return "\n".join(
+        "  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in table
+    )
+
+
+def _html_table(head, rows, caption=None):
+    cap = "" if caption is None else f"<caption>{html.escape(caption)}</caption>"
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td style='text-align:{'left' if j == 0 else 'right'}'>{html.escape(c)}</td>" for j, c in enumerate(r)
+        )
+        + "</tr>"
+        for r in rows
+    )
+    return f"<table>{cap}<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _array_text(a):
+    return np.array2string(np.asarray(a), precision=6, threshold=20, edgeitems=3)
 
 
 @dataclass(frozen=True)

@@ -420,18 +420,18 @@ def logistic_summary(clf, inference, alpha):
         privacy terms of the two releases.
     """
     inf = inference
-    names = list(getattr(clf, "feature_names_in_", [f"x{j}" for j in range(clf.n_features_in_)]))
-    names = (["intercept"] if clf.fit_intercept else []) + [str(n) for n in names]
+    names = list(clf._coefficient_names())  # the names of conf_int's rows
     coef = np.concatenate([clf.intercept_ if clf.fit_intercept else [], clf.coef_[0]])
     model, info = clf.release_, clf.information_release_
     eps_model = model.epsilon
+    budget = (
+        ("epsilon", f"{clf.epsilon_:g} = {eps_model:g} (objective perturbation) + {info.epsilon:g}")
+        if getattr(clf, "rho_", None) is None
+        else ("rho", f"{clf.rho_:g} >= {eps_model:g}^2 / 2 (objective perturbation) + {info.epsilon:g}^2 / 2")
+    )
     terms = [
         ("classes", f"{clf.classes_.tolist()} (positive: {clf.classes_.tolist()[1]!r})"),
-        (
-            "epsilon",
-            f"{clf.epsilon_:g} = {eps_model:g} (objective perturbation) + {info.epsilon:g} (Fisher "
-            f"information); neighbours: {clf.neighbours}",
-        ),
+        (budget[0], f"{budget[1]} (Fisher information); neighbours: {clf.neighbours}"),
         (
             "model noise",
             f"{model.ball_name} ball, sensitivity {model.sensitivity.value:g} ({model.sensitivity.kind}), "

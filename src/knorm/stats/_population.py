@@ -146,7 +146,7 @@ def _mc_error(alpha, n_draws):
     return math.sqrt(alpha * (1 - alpha) / n_draws)
 
 
-_RAISED = "; a variance below its noise's (1 - alpha) half-width was raised to it (conservative)"
+_RAISED = "; a variance below its noise level raised to it"
 
 
 @dataclass(frozen=True)
@@ -221,12 +221,20 @@ class MomentsModel(SamplingModel):
                 a, b = math.sqrt(a), math.sqrt(b)
             lower.append(a)
             upper.append(b)
-        method = "t-law of the mean (its variance from the same release) and the public noise law"
+        method = "t-law of the sampling error, public noise law"
         if any(w in ("variance", "std") for w in self.outputs):
-            method += "; the variance's sampling law bounds the fourth moment by the declared bounds"
+            method += "; variance: fourth moment bounded by the bounds"
         if p["raised"]:
             method += _RAISED
-        return Intervals(np.array(lower), np.array(upper), alpha, method, _mc_error(alpha, n_draws), kind="population")
+        return Intervals(
+            np.array(lower),
+            np.array(upper),
+            alpha,
+            method,
+            _mc_error(alpha, n_draws),
+            names=release.names,
+            kind="population",
+        )
 
     def test(self, release, value, alternative, rng):
         """P-value for the population mean (or total) against ``value``, by the mean interval's law."""
@@ -304,13 +312,18 @@ class CovarianceModel(SamplingModel):
             a, b = _interval(est[p + i], W[:, p + i], math.sqrt(var / n), None, alpha)
             lower.append(max(a, floor))
             upper.append(min(b, bound))
-        method = (
-            "t-law of each mean and normal law of each entry (fourth moments bounded by the declared bounds), "
-            "with the public noise law"
-        )
+        method = "t-law (means), normal law with fourth moments bounded by the bounds (entries), public noise law"
         if raised:
             method += _RAISED
-        return Intervals(np.array(lower), np.array(upper), alpha, method, _mc_error(alpha, n_draws), kind="population")
+        return Intervals(
+            np.array(lower),
+            np.array(upper),
+            alpha,
+            method,
+            _mc_error(alpha, n_draws),
+            names=release.names,
+            kind="population",
+        )
 
 
 @dataclass(frozen=True)
@@ -350,8 +363,16 @@ class ProportionModel(SamplingModel):
             lo_j, hi_j = _interval(share[j], W[:, j], math.sqrt(worst / n), None, alpha)
             lower.append(max(lo_j, 0.0))
             upper.append(min(hi_j, 1.0))
-        method = "binomial sampling (normal law, p (1 - p) at its largest over a conservative range) and the public noise law"
-        return Intervals(np.array(lower), np.array(upper), alpha, method, _mc_error(alpha, n_draws), kind="population")
+        method = "binomial sampling error (normal law, p (1 - p) conservative), public noise law"
+        return Intervals(
+            np.array(lower),
+            np.array(upper),
+            alpha,
+            method,
+            _mc_error(alpha, n_draws),
+            names=release.names,
+            kind="population",
+        )
 
     def test(self, release, value, alternative, rng):
         """The exact DP-UMP test of H0: pi = ``value`` (Awan & Slavkovic 2018) for one count."""

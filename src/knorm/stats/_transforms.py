@@ -13,6 +13,7 @@ __all__ = [
     "MeanFromStandardised",
     "MeanFromSums",
     "MomentsFromStandardised",
+    "RoundToIntegers",
     "VarianceFromMoments",
 ]
 
@@ -175,3 +176,16 @@ class Expand:
             total = np.int64(int(self.n) * int(self.ball.per_record_total))
             return np.concatenate([v, (total - v.sum(axis=-1))[..., None]], axis=-1)
         return self.ball.expand(v, self.n)
+
+
+@dataclass(frozen=True)
+class RoundToIntegers:
+    """Continuous noisy counts -> the nearest integers, int64 (a post-processing: free in privacy).
+
+    Counts are integers; a shaped Gaussian release of them is continuous, and rounding it
+    keeps the zCDP guarantee of the continuous release (post-processing) while the
+    released counts stay integers.
+    """
+
+    def __call__(self, v):
+        return np.rint(np.asarray(v, dtype=float)).astype(np.int64)

@@ -23,6 +23,8 @@ from knorm._docs import fill_doc
 from knorm._exact import Records, RecordSums
 from knorm._ingest import as_columns, is_dask, n_records, row_blocks
 from knorm.geometry import LinearImage
+from knorm.mechanisms.ellipsoid import HullPoints
+from knorm.mechanisms.gaussian_shapes import box_sum_shape, count_shape, sum_shape
 from knorm.sensitivity import SensitivitySpace, count_space, sum_space
 from knorm.stats._core import Request, check_neighbours, ingest, publish, total
 from knorm.stats._linear import ScaledSupport, check_l0_bound, count_sum_ball, linear_space, sum_ball
@@ -33,7 +35,9 @@ __all__ = ["count", "mean", "sum"]
 
 
 @fill_doc
-def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=None, rng=None, label=None):
+def sum(
+    x, bounds, *, epsilon=None, rho=None, l0_bound=None, neighbours="replace", accountant=None, rng=None, label=None
+):
     """Release the sum of each column of ``x``, clipped to declared bounds.
 
     Parameters
@@ -42,7 +46,8 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
         The data: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         The declared domain of each column (scalars or arrays of length p).
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     l0_bound : int, optional
         At most this many non-zero entries per record (Joseph & Yu's sum): the bounds must
         then be symmetric, [-b, b], and the exact ball is their sum ball.
@@ -79,20 +84,27 @@ def sum(x, bounds, *, epsilon, l0_bound=None, neighbours="replace", accountant=N
     >>> sum(np.ones((10, 2)), (0, 10), epsilon=1.0, rng=0).ball_name
     'box hull'
     """
-    request = Request.checked("knorm.stats.sum", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.sum", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, request.owner)
     X, lo, hi, outside = ingest(x, bounds, request.owner)
     if l0_bound is not None:
         l0_bound = check_l0_bound(l0_bound, X.shape[1], request.owner)
         _check_l0_data(X, lo, hi, l0_bound, request.owner)
-    if neighbours == "replace" and X.shape[1] == 1 and l0_bound is None:
+    if neighbours == "replace" and X.shape[1] == 1 and l0_bound is None and request.rho is None:
         return _with_moments(X, lo, hi, outside, request, total=True, names=("sum x1",))
     release = _release_sum(X, lo, hi, outside, neighbours, l0_bound, request.labelled("sum"))
-    return attach(release, refused(_no_variance("sum", neighbours)))
+    return attach(release, refused(_no_variance("sum", neighbours, request.rho)))
 
 
-def _no_variance(what, neighbours):
+def _no_variance(what, neighbours, rho=None):
     """Why a sum or a mean released without its second moment has no population interval (public words)."""
+    if rho is not None:
+        return (
+            f"under rho knorm.stats.{what} releases the sums alone (the mean's focus is a K-norm ball for a pure "
+            "epsilon release), so no variance is released to estimate the sampling error from. "
+            "knorm.stats.var(x, bounds, rho=...) releases (sum x, sum x^2) jointly: its conf_int(kind='population') "
+            "covers the population mean; or release with epsilon."
+        )
     if neighbours == "add_remove":
         return (
             f"under add/remove neighbours knorm.stats.{what} releases the count and the sums only, so no variance "
@@ -148,6 +160,7 @@ def _release_sum(X, lo, hi, outside, neighbours, l0_bound, request):
     if l0_bound is not None:
         space, ball = _l0_sum_space(tuple(hi.tolist()), l0_bound, neighbours)
         candidates, key = {"sum ball": ball}, ("sum ball", tuple(hi.tolist()), l0_bound, neighbours)
+        shapes = functools.partial(_shapes, sum_shape, len(hi), l0_bound, neighbours, radius=hi.copy())
     else:
         space, _ = linear_space(lo, hi, neighbours)
         ball = sum_ball(lo, hi, neighbours)
@@ -156,11 +169,18 @@ def _release_sum(X, lo, hi, outside, neighbours, l0_bound, request):
         )
         # the hull, or the symmetric box: inside Delta_inf B_inf, so linf never beats it
         candidates, key = {ball.name: ball}, ("sum", tuple(lo.tolist()), tuple(hi.tolist()), neighbours)
-    return publish(value, candidates, space, request, names=names, key=key)
+        shapes = functools.partial(_shapes, box_sum_shape, lo.copy(), hi.copy(), neighbours)
+    # Under rho: the spherical Gaussian, and the closed-form shape of the sum (Joseph & Yu's elliptic Gaussian)
+    return publish(value, candidates, space, request, names=names, key=key, shapes=shapes)
+
+
+def _shapes(build, *args, **kwargs):
+    """(build(*args, **kwargs),): one closed-form Gaussian shape, built lazily (under rho only)."""
+    return (build(*args, **kwargs),)
 
 
 @fill_doc
-def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None, rng=None, label=None):
+def count(x, *, epsilon=None, rho=None, l0_bound=None, neighbours="add_remove", accountant=None, rng=None, label=None):
     """Release counts: the number of ones in each column of a 0/1 array.
 
     Parameters
@@ -168,7 +188,8 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     x : array_like of shape (n,) or (n, d)
         0/1 (or boolean) indicators: each record adds 1 to the counts where it has a 1. To
         count the records themselves under add/remove neighbours, pass ``np.ones(n)``.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     l0_bound : int, optional
         The largest number of counts one record adds to (Joseph & Yu's count); by default d.
         A record with more ones is an error, whatever the data (the rule is declared).
@@ -185,6 +206,10 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         or accepts too rarely, the first lattice-capable ball in the volume order (l_inf or l1),
         and ``sampler`` states the switch and its cost in epsilon. An epsilon with
         epsilon / Delta below 2^-46 is refused; above 64 the rate is rounded down to 64.
+        Under rho: the exact discrete Gaussian on Z^d, or Joseph & Yu's elliptic Gaussian
+        (:func:`~knorm.mechanisms.gaussian_shapes.count_shape`, continuous) rounded to
+        integers afterwards (post-processing; the ``parent`` is the continuous release),
+        whichever has the least total variance; ``sampler`` says which.
 
     Examples
     --------
@@ -193,7 +218,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
     >>> release.names, release.sensitivity.value
     (('count 1',), 1.0)
     """
-    request = Request.checked("knorm.stats.count", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.count", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     X = as_columns(x, owner, finite=False)  # 0/1 indicators are finite: one check covers both
@@ -215,7 +240,10 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
         )
     names, key = tuple(f"count {j + 1}" for j in range(d)), ("count", d, l0_bound, neighbours)
     request = request.labelled("count")
-    release = publish(counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True)
+    shapes = functools.partial(_shapes, count_shape, d, l0_bound, neighbours)
+    release = publish(
+        counts, {"count ball": space.hull}, space, request, names=names, key=key, counts=True, shapes=shapes
+    )
     if neighbours == "replace":  # each count is Binomial(n, pi_j), n public
         return attach(release, ProportionModel(n_records(X)))
     return attach(
@@ -228,7 +256,7 @@ def count(x, *, epsilon, l0_bound=None, neighbours="add_remove", accountant=None
 
 
 @fill_doc
-def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
+def mean(x, bounds, *, epsilon=None, rho=None, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the mean of each column of ``x``, clipped to declared bounds.
 
     Parameters
@@ -237,7 +265,8 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
         The data: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         The declared domain of each column.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours n is public and the sums are released; under
         add/remove n is private, so the count is released jointly with the sums.
@@ -289,26 +318,44 @@ def mean(x, bounds, *, epsilon, neighbours="replace", accountant=None, rng=None,
     >>> release.conf_int(0.05, kind="population").kind
     'population'
     """
-    request = Request.checked("knorm.stats.mean", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.mean", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, request.owner)
     X, lo, hi, outside = ingest(x, bounds, request.owner)
     names = tuple(f"mean x{j + 1}" for j in range(X.shape[1]))
-    if neighbours == "replace" and X.shape[1] == 1:
+    if neighbours == "replace" and X.shape[1] == 1 and request.rho is None:
         return _with_moments(X, lo, hi, outside, request, total=False, names=names)
     if neighbours == "replace":
         raw = _release_sum(X, lo, hi, outside, neighbours, None, request.labelled("mean: sum"))
         release = raw.postprocess(MeanFromSums(n=n_records(X)), label=request.label or "mean", names=names)
-        return attach(release, refused(_no_variance("mean", neighbours)))
+        return attach(release, refused(_no_variance("mean", neighbours, request.rho)))
     mag = np.maximum(np.abs(lo), np.abs(hi))
     value = RecordSums(RecordSums.exact(n_records(X)), (Records(X, lo, hi, clip=outside > 0), mag, True))
     space, space_names = linear_space(lo, hi, neighbours, with_count=True)
     ball = count_sum_ball(lo, hi)
     space.register_exact(ball, 1.0, "the hull of S_T = +-(1, box): L [-1, 1]^(p+1), with (1, hi) on its boundary")
     key = ("mean", tuple(lo.tolist()), tuple(hi.tolist()), neighbours)
-    # the exact hull: nothing else can beat it
-    raw = publish(value, {ball.name: ball}, space, request.labelled("mean: count and sums"), names=space_names, key=key)
+    # the exact hull: nothing else can beat it (under rho: the min-trace shape on the corners of +-(1, box))
+    hull = _count_sum_corners(lo, hi) if len(lo) <= _MAX_CORNER_COLUMNS else None
+    raw = publish(
+        value, {ball.name: ball}, space, request.labelled("mean: count and sums"), names=space_names, key=key, hull=hull
+    )
     release = raw.postprocess(MeanFromSums(), label=request.label or "mean", names=names)
-    return attach(release, refused(_no_variance("mean", neighbours)))
+    return attach(release, refused(_no_variance("mean", neighbours, request.rho)))
+
+
+#: Under rho, the mean's (n, sum x) gets a fitted min-trace shape up to this many columns (2^p corners).
+_MAX_CORNER_COLUMNS = 8
+
+
+def _count_sum_corners(lo, hi):
+    """Certified points for +-(1, x), x in the box: the 2^p corners (1, c), exact in binary64.
+
+    S_T = +-{(1, x)} lies in the hull of +-{(1, c) : c a corner}, since (1, x) is affine in
+    x and the box is the hull of its corners.
+    """
+    corners = np.array(np.meshgrid(*zip(lo, hi), indexing="ij")).reshape(len(lo), -1).T
+    records = np.column_stack([np.ones(len(corners)), corners])
+    return HullPoints(records, "add_remove", "the corners (1, c) of the box, exact")
 
 
 @functools.lru_cache(maxsize=32)
