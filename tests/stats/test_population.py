@@ -235,6 +235,7 @@ X1 = np.random.default_rng(SEED).uniform(0, 10, 200)
         (lambda: dp.count(np.ones(20, dtype=int), epsilon=1.0), "the number of records n is private"),
         (lambda: dp.histogram(X1, [0, 5, 10], epsilon=1.0, neighbours="add_remove"), "n is private"),
         (lambda: dp.moments(X1, (0, 10), epsilon=1.0), "needs a sampling model"),
+        (lambda: dp.mean(X1, (0, 10), rho=0.5), "under rho knorm.stats.mean releases the sums alone"),
         (lambda: dp.median(X1, (0, 10), epsilon=1.0), "exponential mechanism"),
     ],
 )
