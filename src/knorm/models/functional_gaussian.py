@@ -42,6 +42,7 @@ from knorm.models.functional import (
     postprocess_release,
 )
 from knorm.models.sufficient import ExactStatistic
+from knorm.noise.gaussian import GaussianNoise
 from knorm.sensitivity.certificate import Sensitivity
 
 __all__ = [
@@ -414,7 +415,8 @@ def _unit_floor(p, neighbours, statistic, shape, level):
     """The ``level``-quantile of ||E||_2 for E the Gram block of N(0, C^-2) noise (public Monte Carlo)."""
     layout = _layout(p, neighbours, statistic)
     scales = shape_scales(p, neighbours, statistic, shape)[0]
-    V = np.random.default_rng(_FLOOR_SEED).standard_normal((_FLOOR_DRAWS, layout.dim)) / scales
+    # The public law N(0, C^-2) drawn through its named Monte Carlo door (no data enters).
+    V = GaussianNoise(np.diag(1.0 / scales), "unit floor").public_law_sample(_FLOOR_DRAWS, seed=_FLOOR_SEED)
     E = layout.gram_blocks(V, n=0.0)[0]
     return float(np.quantile(np.max(np.abs(np.linalg.eigvalsh(E)), axis=1), level))
 
