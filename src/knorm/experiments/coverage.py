@@ -138,6 +138,33 @@ def _mean_noise(sampler, bounds, n, eps):
     return replicate
 
 
+def _population(fn, sampler, bounds, n, eps, target, names, **kw):
+    """``fn(x, bounds, epsilon=eps).conf_int(kind='population')``: covers the population parameter ``target``."""
+    target = np.asarray(target, dtype=float)
+
+    @_quiet
+    def replicate(rng):
+        x = sampler(n, rng)
+        try:
+            ci = np.asarray(fn(x, bounds, epsilon=eps, rng=rng, **kw).conf_int(1 - LEVEL, kind="population"))
+        except IntervalUnavailableError:
+            return None, names
+        ci = ci.reshape(-1, 2)
+        return (ci[:, 0] <= target) & (target <= ci[:, 1]), names
+
+    return replicate
+
+
+def _correlated(n, rng):
+    """(x1, (x1 + u) / 2, u) with x1, u independent uniform on [0, 1]: a known covariance."""
+    x1, u = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    return np.column_stack([x1, (x1 + u) / 2, u])
+
+
+#: The population covariance of :func:`_correlated`, upper triangle row by row (1/12, 1/24, 0, 1/24, 1/24, 1/12).
+_CORRELATED_COV = (1 / 12, 1 / 24, 0.0, 1 / 24, 1 / 24, 1 / 12)
+
+
 def _linear(beta, sigma, n, eps):
     """LinearRegression.conf_int(): covers the population coefficients of y = X beta + N(0, sigma^2)."""
     from knorm.models import LinearRegression
@@ -183,6 +210,7 @@ def checks():
     mean_cells = _grid(
         lambda n, e: _mean_noise(beta, (0.0, 10.0), n, e), grid_n, grid_eps, "Beta(2, 5) x 10 on [0, 10]"
     )
+    draw = None
     if income is not None:
         pop = income
 
@@ -194,6 +222,67 @@ def checks():
             (1_000, 20_640),
             (0.1, 1.0),
             "housing median_income on [0, 15]",
+        )
+    import knorm.stats as dp
+
+    a, b, top = 2.0, 5.0, 10.0
+    mu, var = top * a / (a + b), top**2 * a * b / ((a + b) ** 2 * (a + b + 1))
+    regime = "Beta(2, 5) x 10 on [0, 10]"
+    pop_mean = _grid(
+        lambda n, e: _population(dp.mean, beta, (0.0, 10.0), n, e, [mu], ("mean",)), grid_n, grid_eps, regime
+    )
+    pop_var = _grid(
+        lambda n, e: _population(dp.var, beta, (0.0, 10.0), n, e, [mu, var], ("mean", "variance")),
+        grid_n,
+        grid_eps,
+        regime,
+    )
+    pop_std = _grid(
+        lambda n, e: _population(dp.std, beta, (0.0, 10.0), n, e, [mu, math.sqrt(var)], ("mean", "std")),
+        (1_000, 100_000),
+        (1.0,),
+        regime,
+    )
+    pop_sum = _grid(
+        lambda n, e: _population(dp.sum, beta, (0.0, 10.0), n, e, [n * mu], ("sum",)), grid_n, (0.1, 1.0), regime
+    )
+    edges = np.linspace(0.0, 10.0, 6)
+    cells = np.diff(sps.beta.cdf(edges / top, a, b))
+    pop_hist = _grid(
+        lambda n, e: _population(
+            lambda x, bounds, **kw: dp.histogram(x, edges, **kw),
+            beta,
+            None,
+            n,
+            e,
+            cells,
+            tuple(f"bin {j + 1}" for j in range(5)),
+        ),
+        grid_n,
+        (0.1, 1.0),
+        regime + ", 5 bins",
+    )
+    cov_names = ("cov 1,1", "cov 1,2", "cov 1,3", "cov 2,2", "cov 2,3", "cov 3,3")
+    pop_cov = _grid(
+        lambda n, e: _population(dp.covariance, _correlated, (0.0, 1.0), n, e, _CORRELATED_COV, cov_names),
+        (1_000, 100_000),
+        (0.1, 1.0, 10.0),
+        "(x1, (x1 + u) / 2, u), x1 and u uniform on [0, 1]",
+    )
+    if income is not None:
+        pop_mean += _grid(
+            lambda n, e: _population(dp.mean, draw, (0.0, 15.0), n, e, [float(np.mean(income))], ("mean",)),
+            (1_000, 10_000),
+            (0.1, 1.0),
+            "housing median_income on [0, 15] (the 20,640 districts as the population)",
+        )
+        pop_var += _grid(
+            lambda n, e: _population(
+                dp.var, draw, (0.0, 15.0), n, e, [float(np.mean(income)), float(np.var(income))], ("mean", "variance")
+            ),
+            (1_000, 10_000),
+            (1.0,),
+            "housing median_income on [0, 15] (the 20,640 districts as the population)",
         )
     linear_cells = []
     for name, coef, sigma in (
@@ -209,6 +298,16 @@ def checks():
         )
     return [
         Check("stats.mean(...).conf_int()", "the sample's mean (privacy noise only)", mean_cells),
+        Check("stats.mean(...).conf_int(kind='population')", "the population mean (sampling and noise)", pop_mean),
+        Check(
+            "stats.var(...).conf_int(kind='population')",
+            "the population mean and variance (sampling and noise)",
+            pop_var,
+        ),
+        Check("stats.std(...).conf_int(kind='population')", "the population mean and standard deviation", pop_std),
+        Check("stats.sum(...).conf_int(kind='population')", "n times the population mean (n public)", pop_sum),
+        Check("stats.histogram(...).conf_int(kind='population')", "the population's cell probabilities", pop_hist),
+        Check("stats.covariance(...).conf_int(kind='population')", "the population covariance entries", pop_cov),
         Check("LinearRegression(...).conf_int()", "the population coefficients (sampling and noise)", linear_cells),
     ]
 
