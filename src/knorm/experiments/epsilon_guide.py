@@ -119,7 +119,18 @@ def _row(name, n, eps, errors, laplace):
 
 
 def caption(reps):
-    """Return the caption of the figure for ``reps`` replicates per point."""
+    """Return the caption of the figure for ``reps`` replicates per point.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
     return (
         "Error against ε on the California housing data (20,640 block groups), every bound declared "
         "from the data's public top-codes (income 15, age 52, value 500,001), not read from the data (the "

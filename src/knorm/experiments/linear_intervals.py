@@ -171,7 +171,18 @@ def run(config):
 
 
 def caption(reps):
-    """Return the caption of the figure for ``reps`` replicates per setting."""
+    """Return the caption of the figure for ``reps`` replicates per setting.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
     return (
         "Ours, beyond the paper (its Section 5.2 simulation: p = 5 predictors uniform on [-1, 1], Y normal "
         "around Xβ, |Y| bounded by 8.5): left, how often the 95% interval of LinearRegression.conf_int "

@@ -236,7 +236,18 @@ def coverage_summary(raw):
 
 
 def caption(reps):
-    """Return the caption of the figure for ``reps`` replicates per setting."""
+    """Return the caption of the figure for ``reps`` replicates per setting.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
     return (
         f"Paper Section 5.2 (its Algorithm 'Simulate Confidence Coverage'; p = {P} predictors uniform on "
         "[-1, 1], Y normal around Xβ): how often the private regression coefficients land inside the "

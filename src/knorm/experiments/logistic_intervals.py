@@ -193,7 +193,18 @@ def run(config):
 
 
 def caption(reps):
-    """Return the caption of the figure for ``reps`` replicates per setting."""
+    """Return the caption of the figure for ``reps`` replicates per setting.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
     return (
         f"Ours, beyond the paper (its Section 4.2 simulation: 7 coefficients, X uniform on [-1, 1]^7, n = {N:,}): "
         "left, how often the nominal 95% interval of the default private LogisticRegression.conf_int covers "

@@ -208,7 +208,18 @@ def error_summary(raw):
 
 
 def caption(reps):
-    """Return the caption of the figure for ``reps`` replicates per setting."""
+    """Return the caption of the figure for ``reps`` replicates per setting.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
     return (
         "Paper Section 4.2 (its Figure L2LogisticExtra): the median ℓ2 distance of the private logistic "
         "regression estimate from the true β (7 coefficients, X uniform on [-1, 1]^7) against ε, by "

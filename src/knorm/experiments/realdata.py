@@ -219,7 +219,22 @@ def distance_summary(raw):
 
 
 def caption(reps, name, n, p):
-    """Return the caption of the figure for ``reps`` replicates on the data ``name`` (n rows, p predictors)."""
+    """Return the caption of the figure for ``reps`` replicates on the data ``name``.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+    name : str
+        The data's name.
+    n, p : int
+        Its rows and predictors.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
     return (
         f"Paper Section 5.3 on {name} data (n = {n:,} rows, p = {p} predictors, every variable rescaled "
         "to [-1, 1]): the median ℓ2 distance of the private linear regression (the functional mechanism) "
