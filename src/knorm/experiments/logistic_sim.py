@@ -224,7 +224,7 @@ def caption(reps):
         "Paper Section 4.2 (its Figure L2LogisticExtra): the median ℓ2 distance of the private logistic "
         "regression estimate from the true β (7 coefficients, X uniform on [-1, 1]^7) against ε, by "
         "extended objective perturbation with ℓ1, ℓ2 and ℓ∞ noise at the paper's share q = 1/2 of ε "
-        "on the noise, ℓ∞ at q = 0.85 (the paper's L∞*), and ℓ∞ at our q = 'auto'. "
+        "on the noise, ℓ∞ at q = 0.85 (the paper's starred ℓ∞ curve), and ℓ∞ at our q = 'auto'. "
         f"Each point is the median over {reps:,} replicates; its bar spans the order statistics that "
         "bracket the true median with 68% probability (about ±1 Monte Carlo standard error). Points "
         "are shifted sideways a little so that none hides another. Black line: the zero vector; grey "
