@@ -3,6 +3,7 @@ import pytest
 from knorm.cli import main
 
 
+@pytest.mark.slow  # about 10 s (demo and its figure); not a privacy test: pytest -m slow (CI) runs it
 def test_demo_runs_and_writes_figure(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--seed", "1"]) == 0
     out = capsys.readouterr().out
