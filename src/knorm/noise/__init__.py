@@ -6,6 +6,7 @@ from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational
 from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
 from knorm.noise.law import HalfWidth, NoiseLaw, ZeroNoise
 from knorm.noise.samplers import sample_knorm
+from knorm.noise.shaped_gaussian import ShapedDiscreteGaussianNoise
 
 __all__ = [
     "BlockLatticeNoise",
@@ -17,6 +18,7 @@ __all__ = [
     "LatticeKNormNoise",
     "NoiseLaw",
     "RationalPolytope",
+    "ShapedDiscreteGaussianNoise",
     "ZeroNoise",
     "discrete_gaussian",
     "sample_knorm",
