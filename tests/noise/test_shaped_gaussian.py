@@ -481,6 +481,10 @@ def test_acceptance_identities(monkeypatch):
         assert den == plan.den_x and all(int(v) >= 0 for v in nums)
         vals = {F(abs(int(y)), plan.t_x) + F(int(v), den) - plan.a * (int(y) - f) ** 2 / 2 for y, v in zip(ys, nums)}
         assert len(vals) == 1
+        seen.clear()  # the Python-integer branch (taken for entries whose int64 bound fails) gives the same integers
+        plan.x_attempt(np.full(ys.size, phi, dtype=object), np.random.default_rng(0))
+        ((nums_big, _),) = seen
+        assert nums_big.dtype == object and [int(v) for v in nums_big] == [int(v) for v in nums]
 
 
 # -- targeted atoms (sampling) --------------------------------------------------------------------------------
@@ -630,6 +634,8 @@ def test_interface():
         Shaped([[2, 1], [1, 3]], denominator=4),
         Shaped.compound(1, F(1, 4), 3),
         Shaped.compound(1, F(-1, 4), 3),
+        Shaped.compound(F(2**70 + 1, 2**70), F(-1, 2**72), 3),  # numerators beyond int64: Python integers throughout
+        Shaped([[F(2**70 + 1, 2**70), F(1, 2**71)], [F(1, 2**71), 2]]),
     ):
         assert law.sample(rng=1).shape == (law.dim,)
         assert law.sample((2, 3), rng=1).shape == (2, 3, law.dim)
@@ -668,6 +674,7 @@ BAD = [
     (lambda: Shaped([[float("nan")]]), ValueError, r"'precision' parameter .*Got 'nan at entry \(0, 0\)'"),
     (lambda: Shaped([[True]]), TypeError, r"'precision' parameter .*Got 'True at entry \(0, 0\)'"),
     (lambda: Shaped([["1"]]), TypeError, r"'precision' parameter"),
+    (lambda: Shaped([[1, 2], [3]]), ValueError, r"'precision' parameter .* must be a square matrix"),
     (
         lambda: Shaped([[1, 2, 3]]),
         ValueError,
