@@ -613,6 +613,26 @@ def test_chosen_proposal_is_certified_and_tight():
 
 
 # -- exact inputs and bad inputs ----------------------------------------------------------------------------------
+def test_small_noise_falls_back_to_the_spherical_proposal():
+    """A = aI - c11' with sigma = 1/sqrt(a) = 1/4 (the theta step's bound is void) and a mild shape: the spherical
+    proposal (1 / s^2 = a - m c) is used, with its acceptance bound. Its draws against the exact pmf (summed over
+    {-1, 0, 1}^10; points with a coordinate beyond 1 have relative weight below e^-30): the frequencies of 0 and
+    of the unit vectors +-e_i in 2e5 draws, binomial |z| < 4.5 each (failure rate about 1e-5)."""
+    law = Shaped.compound(16, F(-1, 100), 10)
+    assert isinstance(law._plan, sg._Spherical) and law._plan.sigma2 == F(10, 159)
+    assert 0.001 <= law.expected_acceptance <= 1
+    grid = np.indices((3,) * 10).reshape(10, -1).T - 1
+    logw = law.unnormalised_logpmf(grid)
+    lz = np.logaddexp.reduce(logw)
+    p0 = math.exp(-lz)
+    p1 = 20 * math.exp(float(law.unnormalised_logpmf(np.eye(10)[0])) - lz)
+    x = law.sample(200_000, rng=SEED)
+    n0 = int(np.count_nonzero(~x.any(axis=1)))
+    n1 = int(np.count_nonzero(np.abs(x).sum(axis=1) == 1))
+    for count, p in ((n0, p0), (n1, p1)):
+        assert abs(count - 200_000 * p) < 4.5 * math.sqrt(200_000 * p * (1 - p)), (count, p)
+
+
 def test_inputs_are_read_exactly():
     """Ints over a denominator, Fractions and dyadic floats give the same law; A = aI + b11' is recognised."""
     a = Shaped([[2, 1], [1, 3]], denominator=4)
@@ -703,6 +723,13 @@ BAD = [
         lambda: Shaped([[1]], min_acceptance=0),
         ValueError,
         r"'min_acceptance' parameter .* a float in the range \(0, 1\]",
+    ),
+    (
+        # sigma = 1/4 against the lattice, m = 100, strongly shaped: neither sampler accepts often enough
+        lambda: Shaped.compound(16, F(-15, 100), 100),
+        ValueError,
+        r"'a' parameter of ShapedDiscreteGaussianNoise\.compound must be such that an exact sampler accepts with "
+        r"probability >= 0\.001\. Got .*theta step has the bound 0 .*1/sqrt\(a\) = 0\.25",
     ),
     (
         lambda: Shaped([[1]], proposal_sigma2=F(2**61 + 1, 3)),

@@ -471,12 +471,12 @@ def _dense_qform(mat):
 
 
 def _compound_qform(p, r):
-    """x -> p ||x||^2 + r (1'x)^2 for ints p, r >= 0, exactly."""
+    """x -> p ||x||^2 + r (1'x)^2 for ints p, r (>= 0 together: A - tI is PSD), exactly."""
 
     def qform(x):
         big = max(int(np.abs(x).max(initial=0)), 1)  # >= 1: the coefficients themselves must fit too
         m = x.shape[1]
-        if _fits(big * big * m * m) and _fits((p + r) * big * big * m * m):
+        if _fits(big * big * m * m) and _fits((abs(p) + abs(r)) * big * big * m * m):
             s = x.sum(axis=1)
             return p * np.einsum("ij,ij->i", x, x) + r * s * s
         xo = _as_objects(x)
@@ -730,15 +730,34 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
             )
         self._lam = (lam_min, lam_max)
         if b < 0 and proposal_sigma2 is None:
-            self._plan = _Latent(a, -b, m, owner)
-            self._acceptance = self._plan.t_low / _WORD
-            self.sampler = (
-                f"exact shaped discrete Gaussian, A = ({a}) I - ({-b}) 11' on Z^{m}: latent integer g ~ N_Z(0, "
-                f"{Fraction(self._plan.om_d, self._plan.om_n)}) accepted with probability (Theta(mu)/Theta(0))^m by exact "
-                f"brackets, then x_i ~ N_Z(mu, {1 / a}) (CKS 2020 Algorithm 3 around round(mu)), all exact"
-            )
+            latent = _Latent(a, -b, m, owner)
+            accept = latent.t_low / _WORD
+            if accept >= min_acceptance:
+                self._plan, self._acceptance = latent, accept
+                self.sampler = (
+                    f"exact shaped discrete Gaussian, A = ({a}) I - ({-b}) 11' on Z^{m}: latent integer g ~ N_Z(0, "
+                    f"{Fraction(latent.om_d, latent.om_n)}) accepted with probability (Theta(mu)/Theta(0))^m by exact "
+                    f"brackets, then x_i ~ N_Z(mu, {1 / a}) (CKS 2020 Algorithm 3 around round(mu)), all exact"
+                )
+                return
+            # The theta step's bound is weak (noise small against the lattice): the spherical proposal, if it accepts.
+            try:
+                self._setup_spherical(a, b, m, None, min_acceptance, owner, matrix_name)
+            except ValueError as err:
+                raise param_error(
+                    matrix_name or "a",
+                    owner,
+                    f"such that an exact sampler accepts with probability >= {min_acceptance:g}",
+                    f"a = {a}, b = {b}, m = {m}: the latent sampler's theta step has the bound {accept:.3g} (the noise "
+                    f"1/sqrt(a) = {1 / math.sqrt(a):.3g} is small against the lattice), and {err}",
+                ) from err
             return
-        t = self._proposal_precision(a, proposal_sigma2, owner)
+        self._setup_spherical(a, b, m, proposal_sigma2, min_acceptance, owner, matrix_name)
+
+    def _setup_spherical(self, a, b, m, proposal_sigma2, min_acceptance, owner, matrix_name):
+        """The spherical proposal for A = aI + b11' (any sign of b): 1 / s^2 <= min(a, a + m b), certified."""
+        lam_min = min(a, a + m * b)
+        t = self._proposal_precision(lam_min, proposal_sigma2, owner)
         if t > lam_min:
             raise param_error(
                 "proposal_sigma2",
@@ -746,7 +765,8 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
                 "a variance s^2 with A - I / s^2 positive semidefinite (1 / s^2 <= the smallest eigenvalue of A)",
                 f"{Fraction(1) / t} (1 / s^2 = {t} > lambda_min(A) = {lam_min})",
             )
-        # q = x'(A - tI)x / 2 = ((a - t) ||x||^2 + b (1'x)^2) / 2: integers p, r over one denominator.
+        # q = x'(A - tI)x / 2 = ((a - t) ||x||^2 + b (1'x)^2) / 2: integers p, r over one denominator. With b < 0,
+        # q >= 0 still: x'(A - tI)x >= (lambda_min - t) ||x||^2 >= 0.
         den = math.lcm((a - t).denominator, b.denominator)
         p, r = int((a - t) * den), int(b * den)
         qform = None if p == 0 and r == 0 else _compound_qform(p, r)
@@ -821,7 +841,7 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
 
     @staticmethod
     def _proposal_precision(a, proposal_sigma2, owner):
-        """t = 1 / s^2: the user's, or a (when the CKS sampler takes 1 / a), or just below a."""
+        """t = 1 / s^2: the user's, or a = lambda_min(A) (when the CKS sampler takes 1 / a), or just below a."""
         if proposal_sigma2 is not None:
             s2 = _exact(proposal_sigma2, "proposal_sigma2", owner)
             if s2 <= 0:
