@@ -81,7 +81,9 @@ the first word unless U is within about 4 m E of 1 (E < 10^-8 for a <= 1, that i
 sigma >= 1); then, rarely, with brackets of Theta_a summed term by term with
 exact exp(-q) brackets (:func:`knorm.noise.geometric_table._exp_neg_interval`) and a
 bounded tail, refined until U is decided. Nothing is rejected wholesale: the cost is
-that of m + 1 one-dimensional discrete Gaussians.
+that of m + 1 one-dimensional discrete Gaussians. When the noise is small against the
+lattice (a > 1) and m large, the bound on p weakens; below ``min_acceptance`` the
+spherical proposal is used instead if it accepts often enough, else the law is refused.
 
 Arithmetic. Every exponent q is an integer numerator over one integer denominator per
 law; numerators are computed in int64 where a bound shows they fit (entry by entry in the
@@ -157,8 +159,7 @@ def _split_exponent(num, den):
     den fits int64, else an object array.
     """
     if num.dtype != object and den <= INT64_MAX:
-        whole = num // den
-        return whole, num - whole * den
+        return np.divmod(num, den)
     num = num if num.dtype == object else _as_objects(num)
     whole = num // den
     frac = num - whole * den
@@ -546,28 +547,48 @@ class _Latent:
             out[i] = _lazy_less(bracket, rng, words[i])
         return out
 
+    def _x_fits(self, ymax):
+        """Whether every int64 intermediate of the coordinate exponent stays below 2^62 for |y| <= ymax."""
+        t, alpha, d = self.t_x, self.alpha, self.D
+        b = alpha * ymax + alpha // 2 + 1  # |alpha y - phi| <= b, as |phi| <= alpha / 2
+        return alpha < _SAFE and _fits(b * b * t * t + 2 * d * t * b + d * d)
+
+    def _x_numerators(self, y, phi):
+        """(alpha y - phi)^2 t^2 - 2 alpha D t |y| + 2 D t |phi| + D^2, in int64 (bounds checked by the caller)."""
+        t, alpha, d = self.t_x, self.alpha, self.D
+        num = y * alpha
+        num -= phi
+        np.multiply(num, num, out=num)
+        num *= t * t
+        ay = np.abs(y)
+        ay *= 2 * alpha * d * t
+        num -= ay
+        ap = np.abs(phi)
+        ap *= 2 * d * t
+        num += ap
+        num += d * d
+        return num
+
     def x_attempt(self, phi, rng):
         """One round for the offsets y = x_i - n_g, phi (one per entry) giving f = phi / alpha: (y, accepted).
 
-        The exponent's integer numerator is computed in int64 for the entries whose bound fits (almost all
-        draws when A's denominator is moderate) and in Python integers for the others.
+        The exponent's integer numerator is computed in int64 when its bound fits (for the whole round at
+        once, else entry by entry) and in Python integers for the entries where it does not.
         """
         t, alpha, d = self.t_x, self.alpha, self.D
         y = discrete._discrete_laplace(1, t, phi.size, rng)
+        if phi.dtype != object and self._x_fits(int(np.abs(y).max(initial=0))):
+            return y, _bernoulli_exp_q(self._x_numerators(y, phi), self.den_x, rng)
         ok = np.empty(y.size, dtype=bool)
         small = np.zeros(y.size, dtype=bool)
         if phi.dtype != object and alpha < _SAFE and d < _SAFE:
             # A float bound with a factor-2 margin for its rounding: with B = alpha |y| + |phi| + 1, every int64
             # intermediate is at most B^2 t^2 + 2 D t B + D^2 < 2^61.
-            ay, ap = np.abs(y).astype(float), np.abs(phi).astype(float)
-            big = alpha * ay + ap + 1.0
-            bound = big * big * float(t * t) + 2.0 * d * t * big + float(d) * d
-            small = bound < 2.0**61
+            big = alpha * np.abs(y).astype(float) + np.abs(phi).astype(float) + 1.0
+            small = big * big * float(t * t) + 2.0 * d * t * big + float(d) * d < 2.0**61
         idx = np.flatnonzero(small)
         if idx.size:
-            ys, ps = y[idx], phi[idx]
-            num = (alpha * ys - ps) ** 2 * (t * t) - (2 * alpha * d * t) * np.abs(ys) + (2 * d * t) * np.abs(ps) + d * d
-            ok[idx] = _bernoulli_exp_q(num, self.den_x, rng)
+            ok[idx] = _bernoulli_exp_q(self._x_numerators(y[idx], phi[idx]), self.den_x, rng)
         idx = np.flatnonzero(~small)
         if idx.size:
             yo, po = _as_objects(y[idx]), _as_objects(phi[idx])
