@@ -6,6 +6,7 @@ from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational
 from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
 from knorm.noise.law import HalfWidth, NoiseLaw, ZeroNoise
 from knorm.noise.samplers import sample_knorm
+from knorm.noise.shaped_gaussian import ShapedDiscreteGaussianNoise
 from knorm.noise.tulap import binomial_pvalue, count_pvalue, tulap_cdf
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "LatticeKNormNoise",
     "NoiseLaw",
     "RationalPolytope",
+    "ShapedDiscreteGaussianNoise",
     "ZeroNoise",
     "binomial_pvalue",
     "count_pvalue",
