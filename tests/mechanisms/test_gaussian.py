@@ -258,3 +258,36 @@ def test_shaped_on_a_finite_domain_covers_every_difference(neighbours):
     S = np.array([p - q for p in P for q in P]) if neighbours == "replace" else np.vstack([P, -P])
     assert np.max(mech.privacy_loss(S)) <= 0.5 * (1 + 1e-9)
     assert np.max(mech.privacy_loss(S)) >= 0.5 * (1 - 1e-3)  # tight: a vertex touches the ellipsoid
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_exact_shaped_count_law_spends_at_most_rho_on_every_shift(neighbours):
+    # Brute force over S_T of counts (d = 6, l0 bound 3): the exact law's sup k'Mk / 2 <= rho, in rationals,
+    # and within 0.1% of rho (the rounding down of a and b costs almost nothing).
+    import itertools
+    from fractions import Fraction
+
+    from knorm.mechanisms.gaussian_shapes import count_shape
+
+    d, k, rho = 6, 3, 0.5
+    mech = GaussianMechanism(None, rho, shape=count_shape(d, k, neighbours), lattice_spacing=1.0, on_lattice=True)
+    assert mech.sampler_used == "lattice"
+    records = [np.array(v) for v in itertools.product((0, 1), repeat=d) if sum(v) <= k]
+    if neighbours == "add_remove":
+        shifts = np.array(records)
+    else:
+        shifts = np.array([v - w for v in records for w in records])
+    spent = mech.lattice.noise.rho(shifts)
+    assert spent <= Fraction(rho) and spent > Fraction(rho) * Fraction(999, 1000)
+    value = mech.release(np.arange(d), rng=np.random.default_rng(7)).value
+    assert value.dtype == np.int64
+
+
+def test_exact_shaped_law_is_refused_for_a_shape_it_cannot_hold():
+    # A dense (not two-level) certified shape has no exact lattice law here: asking for one is refused.
+    from knorm.mechanisms.gaussian_shapes import CertifiedShape
+
+    shape = CertifiedShape(np.array([[2.0, 0.5], [0.5, 1.0]]), 3.0, "dense", "test")
+    with pytest.raises(ValueError, match="sampler"):
+        GaussianMechanism(None, 0.5, shape=shape, sampler="lattice", lattice_spacing=1.0, on_lattice=True)
+    assert GaussianMechanism(None, 0.5, shape=shape).sampler_used == "continuous"

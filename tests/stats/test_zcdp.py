@@ -135,7 +135,10 @@ def test_replace_histograms_and_votes_keep_their_public_totals_under_rho():
 
 def test_shaped_choice_and_spherical_choice_are_stated():
     shaped = dp.count(zcdp_gains.count_data(30, 6, 3, np.random.default_rng(SEED)), rho=RHO, l0_bound=3, rng=SEED)
-    assert "count (d=6, k=3, add_remove): least total variance" in shaped.parent.sampler
+    # The count's shape a I + b 11' has an exact law on Z^m: no rounding, no parent, no floating-point caveat.
+    assert shaped.parent is None and not shaped.caveats
+    assert "count (d=6, k=3, add_remove): least total variance" in shaped.sampler
+    assert shaped.sampler.startswith("lattice, exact in integer arithmetic (exact shaped discrete Gaussian")
     spherical = dp.histogram(x, [0, 2, 5, 10], neighbours="add_remove", rho=RHO, rng=SEED)
     assert spherical.sampler.startswith("lattice, exact in integer arithmetic (exact discrete Gaussian")
     assert "spherical: least total variance" in spherical.sampler

@@ -152,10 +152,10 @@ def gaussian_cases():
         for 4 rho while charging rho, and fit the min-trace ellipsoid to a space a quarter the
         size of S_T (an uncertified shape); both must be flagged.
     """
-    from knorm.audit.suite import AuditCase
-
     # With delta > 0 the bound loses a little more to the selection split than a pure row: power 0.7.
     import importlib.util
+
+    from knorm.audit.suite import AuditCase
 
     if importlib.util.find_spec("cvxpy") is None:  # the shaped rows fit an SDP (the zcdp extra)
         return [

@@ -63,7 +63,14 @@ def _gaussian_choice(space, rho, counts, shapes, skipped, full, owner):
     except NotImplementedError as exc:
         skipped = dict(skipped, spherical=f"no certified l2 sensitivity ({exc})")
     for shape in shapes:
-        mech = GaussianMechanism(None, rho, shape=shape)
+        mech = None
+        if counts:  # integers: the exact shaped discrete Gaussian on Z^m where the shape has one (a I + b 11')
+            try:
+                mech = GaussianMechanism(None, rho, shape=shape, lattice_spacing=1.0, on_lattice=True)
+            except ValueError as exc:  # no exact law for this shape: continuous, then rounded (stated in the note)
+                skipped = dict(skipped, **{f"{shape.name} (exact lattice)": str(exc).split(chr(10))[0]})
+        if mech is None:
+            mech = GaussianMechanism(None, rho, shape=shape)
         ranked.append((shape.name, mech, _full_trace(mech.covariance, full)))
     if not ranked:
         raise ValueError(f"No Gaussian shape of {owner} is certified: {skipped}")

@@ -23,9 +23,12 @@ Shapes: 'spherical' (L = I, noise scaled to the l2 sensitivity), 'trace' (the el
 least trace around certified vertices of S_T, so the least total variance) and 'volume'
 (least volume, Khachiyan), or a :class:`~knorm.mechanisms.gaussian_shapes.CertifiedShape`
 (a matrix A with a certified s >= sup_{u in S_T} u' A u: the closed forms for counts, sums,
-votes and histograms, or a fitted shape). A shaped law is correlated: it has no exact
-lattice sampler here, so shaped releases are continuous, and sampler='lattice' with a shape
-is refused.
+votes and histograms, or a fitted shape). A two-level shape A = a I + b 11' (counts, votes,
+histograms: Joseph & Yu's elliptic Gaussian) of a statistic declared on Z^m
+(``lattice_spacing=1.0, on_lattice=True``) is released exactly, with the shaped discrete
+Gaussian of :mod:`knorm.noise.shaped_gaussian` (its privacy proof is there; the rounding of a
+and b is in ``_build_certified_lattice``). Other shapes are correlated laws with no exact
+sampler here: they are continuous, and sampler='lattice' with one is refused.
 
 A CertifiedShape's floats are not trusted: the noise is F Z with F = fl(c L), L a binary64
 factor of A^{-1} (from the Cholesky factor of A), and the privacy of *that* F is checked.
@@ -56,6 +59,7 @@ from knorm.mechanisms.release import Release
 from knorm.mechanisms.release import ball_name as _ball_name
 from knorm.noise.gaussian import DiscreteGaussianNoise, GaussianNoise, lattice_sigma2
 from knorm.noise.law import NoiseLaw, ZeroNoise
+from knorm.noise.shaped_gaussian import ShapedDiscreteGaussianNoise
 from knorm.sensitivity import SensitivitySpace
 from knorm.sensitivity.certificate import Sensitivity, as_certified
 
@@ -66,6 +70,21 @@ _SAMPLERS = ("auto", "lattice", "continuous")
 _NONPRIVATE_CAVEAT = "NON-PRIVATE: released inside knorm.mechanisms.nonprivate(), with no noise"
 # sqrt(m) is bounded above by a dyadic rational with this many fractional bits.
 _SQRT_BITS = 30
+
+
+#: Fractional bits of the exact shaped law's a and b, at least (a common denominator 2^26 keeps its sampler
+#: in int64; a nearly singular shape, such as the vote's, takes more, and its sampler is slower).
+_SHAPE_BITS = 26
+
+
+def _two_level(A):
+    """(a, b) as exact Fractions with A == a I + b 11' (the binary64 entries), or None for any other matrix."""
+    A = np.asarray(A, dtype=float)
+    m = A.shape[0]
+    diagonal, b = float(A[0, 0]), float(A[0, 1]) if m > 1 else 0.0
+    if not (np.all(np.diag(A) == diagonal) and np.all(A[~np.eye(m, dtype=bool)] == b)):
+        return None
+    return Fraction(diagonal) - Fraction(b), Fraction(b)
 
 
 def _as_any(law) -> Any:
@@ -124,8 +143,9 @@ class GaussianMechanism(ReleaseRules):
         (spherical only; exactly rho-zCDP, no floating point in the argument). 'continuous':
         binary64 Gaussian noise, **exposed to the least-significant-bit attack of Mironov
         (2012)**, stated in each Release's caveats. 'auto' is 'lattice' for the spherical
-        shape and 'continuous' for a shaped one (whose correlated law has no exact lattice
-        sampler here), with the caveat; it never changes sampler silently.
+        shape and for a two-level CertifiedShape on Z^m (the exact shaped discrete Gaussian),
+        'continuous' for other shapes (whose correlated law has no exact lattice sampler
+        here), with the caveat; it never changes sampler silently.
     lattice_spacing : float, optional
         The spacing gamma of the lattice (a power of two); by default the largest with
         gamma sqrt(m) <= 0.5 % of Delta_2 (the rounding then costs at most about 1 % of rho).
@@ -196,7 +216,10 @@ class GaussianMechanism(ReleaseRules):
             raise param_error("shape", owner, f"one of {_SHAPES} or a CertifiedShape", shape)
         if sampler not in _SAMPLERS:
             raise param_error("sampler", owner, f"one of {_SAMPLERS}", sampler)
-        if shape != "spherical" and sampler == "lattice":
+        # A two-level certified shape a I + b 11' on the integer lattice (counts) has an exact sampler.
+        exact_shape = certified is not None and _two_level(certified.precision) is not None and on_lattice
+        exact_shape = exact_shape and lattice_spacing is not None and float(lattice_spacing) == 1.0
+        if shape != "spherical" and sampler == "lattice" and not exact_shape:
             shown = certified.name if certified is not None else shape
             raise ValueError(
                 f"The 'sampler' parameter of {owner} must be 'continuous' (or 'auto') for shape={shown!r}. Got "
@@ -206,7 +229,9 @@ class GaussianMechanism(ReleaseRules):
             )
         self.shape, self.sampler = (certified.name if certified is not None else shape), sampler
         self.sampler_used = (
-            "lattice" if sampler == "lattice" or (sampler == "auto" and shape == "spherical") else ("continuous")
+            "lattice"
+            if sampler == "lattice" or (sampler == "auto" and (shape == "spherical" or exact_shape))
+            else ("continuous")
         )
         self._unsafe = bool(unsafe_allow_estimated_sensitivity)
         space = sensitivity if isinstance(sensitivity, SensitivitySpace) else None
@@ -249,7 +274,9 @@ class GaussianMechanism(ReleaseRules):
                 f"The 'computation_error' parameter of {owner} must be 0 for shape={self.shape!r} (the ellipsoid is "
                 f"certified on the exact vertices of S_T). Got {computation_error!r} instead."
             )
-        if certified is not None:
+        if certified is not None and self.sampler_used == "lattice":
+            self._build_certified_lattice(certified)
+        elif certified is not None:
             self._build_certified(certified)
         elif shape == "spherical":
             l2 = space.sensitivity(LpBall(self.dim, 2)) if space is not None else sensitivity
@@ -361,9 +388,50 @@ class GaussianMechanism(ReleaseRules):
         self.noise_law = GaussianNoise(F, f"shaped: {shape.name}")
 
     # -- release -------------------------------------------------------------------------------------
+    def _build_certified_lattice(self, shape):
+        """The exact shaped discrete Gaussian on Z^m for a two-level shape a I + b 11' (counts, spacing 1).
+
+        Privacy: the statistic lies on Z^m (declared), so the shifts k of neighbours are exactly the
+        points of S_T, and releasing T + X with X ~ N_Z(0, M^-1) on Z^m is (sup_k k'Mk / 2)-zCDP
+        (:mod:`knorm.noise.shaped_gaussian`: integer shifts keep the normaliser, and the theta function
+        is largest at 0). With s = ``shape.bound`` >= sup_k (a ||k||^2 + b (1'k)^2) certified for the
+        binary64 a, b, take M = a_r I + b_r 11' with a_r <= a (2 rho / s) and b_r <= b (2 rho / s),
+        dyadic rationals rounded down: the form a ||k||^2 + b (1'k)^2 is non-decreasing in a and in b
+        (its coefficients ||k||^2, (1'k)^2 are >= 0), so k'Mk <= 2 rho for every shift, exactly.
+        """
+        a, b = _two_level(shape.precision)
+        scale = 2 * Fraction(self.rho) / Fraction(shape.bound)
+        # Enough bits that rounding down moves the least eigenvalue a + m b (and a) by under 2^-20 of itself.
+        least = min(a, a + self.dim * b) * scale
+        bits = _SHAPE_BITS if least <= 0 else max(_SHAPE_BITS, 20 - math.floor(math.log2(least)))
+        unit = 1 << bits
+        a_r = Fraction(math.floor(a * scale * unit), unit)
+        b_r = Fraction(math.floor(b * scale * unit), unit)
+        if not (a_r > 0 and a_r + self.dim * b_r > 0):
+            raise ValueError(
+                f"The shape {shape.name!r} is too close to singular for its exact lattice law at rho = {self.rho:g} "
+                f"(a = {float(a_r):.3g}, b = {float(b_r):.3g} after rounding down): use sampler='continuous'."
+            )
+        law = ShapedDiscreteGaussianNoise.compound(a_r, b_r, self.dim)
+        self.certified_shape = shape
+        self.rho_certified = scale * Fraction(shape.bound) / 2  # an upper bound on sup k'Mk / 2: <= rho
+        assert self.rho_certified <= Fraction(self.rho)
+        cov = law.covariance
+        self.ball = LinearImage(LpBall(self.dim, 2), np.linalg.cholesky(cov), name=f"ellipsoid ({shape.name})")
+        delta = math.nextafter(math.sqrt(2 * self.rho), math.inf)  # sup ||u|| in the noise's norm: <= sqrt(2 rho)
+        self.sensitivity = Sensitivity(delta, "bound", f"{shape.proof}; in the norm sqrt(u' M u) of the noise")
+        self.covered = delta
+        self.sigma = 1.0
+        self.lattice = LatticeLaw(
+            noise=_as_any(law), spacing=np.ones(self.dim), sensitivity=delta, slack=Fraction(0), on_lattice=True
+        )
+        self.noise_law = self.lattice
+
     @property
     def covariance(self):
         """The covariance of the noise (of the lattice noise: sigma^2 I in the statistic's units)."""
+        if self.lattice is not None and isinstance(self.lattice.noise, ShapedDiscreteGaussianNoise):
+            return self.lattice.noise.covariance  # A^-1 of the continuous law (the discrete one's within rounding)
         if self.lattice is not None:
             sigma2 = _as_any(self.lattice.noise).sigma2
             return (float(sigma2) * self.lattice.spacing[0] ** 2) * np.eye(self.dim)
