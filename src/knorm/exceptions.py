@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ClippingWarning", "ConvergenceError", "InvalidParameterError", "PrivacyWarning"]
+__all__ = ["ClippingWarning", "ConvergenceError", "IntervalsRefusedError", "InvalidParameterError", "PrivacyWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -47,3 +47,24 @@ class InvalidParameterError(ValueError, TypeError):
     value received: "The 'epsilon' parameter of LinearRegression must be a float in the range
     (0.0, inf). Got -1 instead."
     """
+
+
+class IntervalsRefusedError(ValueError):
+    """No valid interval can be computed from the released quantities, so none is given.
+
+    The message gives the public reason (a function of the releases and the public
+    inputs only, for example the noise of a released Fisher information against its own
+    eigenvalues) and what would help. A ValueError, so that code catching the "no
+    intervals" case of an estimator keeps working.
+
+    Parameters
+    ----------
+    *args
+        The message, as for any exception.
+    reason : str, optional
+        The public reason alone (the message without the advice).
+    """
+
+    def __init__(self, *args, reason=None):
+        super().__init__(*args)
+        self.reason = reason
