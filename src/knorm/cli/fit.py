@@ -125,8 +125,9 @@ def add_parser(sub, parser_class):
             p.add_argument("--q", default="auto", help="share of epsilon on the noise, in (0, 1), or 'auto'")
             p.add_argument(
                 "--inference-share",
-                default="auto",
-                help="share of epsilon spent on the Fisher information behind the intervals, in [0, 1), or 'auto'",
+                default="0",
+                help="share of epsilon spent on the Fisher information behind the intervals, in [0, 1), or 'auto' "
+                "(default 0: all of epsilon on the coefficients, no intervals)",
             )
             p.add_argument(
                 "--multi-class",
@@ -268,7 +269,7 @@ def _report(args, model, features, n_dropped):
         which = f"entry {positions[0]}" if len(positions) == 1 else f"entries {', '.join(positions)}"
         lines.append(f"charged to {args.budget}: {which}; {acc.spent:g} of {acc.total_epsilon:g} spent")
     names = ["intercept", *features]
-    intervals = _intervals(model, args.alpha)
+    intervals, corrected, note = _intervals(model, args.alpha, args.model == "logistic")
     payload = {
         "command": f"fit {args.model}",
         "epsilon": epsilon,
@@ -279,10 +280,10 @@ def _report(args, model, features, n_dropped):
     level = f"{1 - args.alpha:.0%} interval"
     if len(coef) == 1:
         values = [float(intercept[0]), *coef[0]]
-        head = f"{'':<{width}}  {'coefficient':>14}" + (f"  {level:>29}" if intervals is not None else "")
-        lines.append(head)
+        head = f"{'':<{width}}  {'coefficient':>14}" + (f"  {'corrected':>14}" if corrected is not None else "")
+        lines.append(head + (f"  {level:>29}" if intervals is not None else ""))
         for j, (name, v) in enumerate(zip(names, values)):
-            row = f"{name:<{width}}  {v:>14.6g}"
+            row = f"{name:<{width}}  {v:>14.6g}" + (f"  {corrected[j]:>14.6g}" if corrected is not None else "")
             if intervals is not None:
                 row += f"  [{intervals[j, 0]:>12.6g}, {intervals[j, 1]:>12.6g}]"
             lines.append(row)
@@ -295,9 +296,15 @@ def _report(args, model, features, n_dropped):
             lines.append(f"{c:<{width}}  " + "  ".join(f"{v:>12.6g}" for v in (b0, *row)))
         payload["coefficients"] = {c: dict(zip(features, row.tolist())) for c, row in zip(classes, coef)}
         payload["intercept"] = dict(zip(classes, intercept.tolist()))
+    if note:
+        lines.append(note)
+        if intervals is None:
+            payload["no_intervals"] = note
     if intervals is not None:
         lines.append("intervals: sampling error and privacy noise, from released and public quantities only")
         payload["intervals"] = {"alpha": args.alpha, "lower": intervals[:, 0], "upper": intervals[:, 1]}
+    if corrected is not None:
+        payload["corrected"] = corrected
     if args.model == "linear" and args.neighbours == "replace":
         payload["n"] = int(model.n_samples_)
     if args.diagnostics:
@@ -307,9 +314,23 @@ def _report(args, model, features, n_dropped):
     emit(args, payload, lines)
 
 
-def _intervals(model, alpha):
-    """The model's confidence intervals (intercept first), or None when it released none."""
-    try:
-        return np.asarray(model.conf_int(alpha))
-    except ValueError:  # a logistic fit that spent nothing on its Fisher information
-        return None
+def _intervals(model, alpha, logistic):
+    """(intervals or None, corrected estimate or None, a line saying what they are or why there are none)."""
+    if not logistic:
+        return np.asarray(model.conf_int(alpha)), None, ""
+    if len(model.classes_) != 2:
+        return None, None, ""  # multiclass: no intervals
+    # Binary logistic: the release is shrunk by the ridge term, so the intervals are centred on
+    # the corrected estimate; it is printed where it is reliably closer to the non-private fit.
+    s = model.summary(alpha)
+    if s.refusal is not None:
+        hint = " Pass --inference-share (e.g. 0.5) for intervals." if model.information_release_ is None else ""
+        return None, None, f"no intervals: {s.refusal}.{hint}"
+    shown = bool(np.all(np.isfinite(s.corrected)))
+    note = (
+        "corrected: the coefficient with the ridge term's shrinkage undone, the centre of the interval"
+        if shown
+        else "interval: centred on the corrected coefficient (the ridge term's shrinkage undone), not printed: "
+        "the correction is within its own noise"
+    )
+    return s.conf_int, (s.corrected if shown else None), note
