@@ -701,8 +701,14 @@ def logistic_summary(clf, inference, alpha):
         (
             "information noise",
             f"{info.ball_name} ball, sensitivity {info.sensitivity.value:g} ({info.sensitivity.kind}), "
-            f"noise scale {info.noise_scale:.4g}, eigenvalues floored: {inf.n_floored}, noise/information "
-            f"{inf.noise_to_information():.3g}, correction shift {inf.correction_shift():.3g}",
+            f"noise scale {info.noise_scale:.4g}, eigenvalues floored: {inf.n_floored}",
+        )
+    )
+    terms.append(
+        (
+            "interval checks",
+            f"information noise/information {inf.noise_to_information():.3g} (at most {NOISE_MAX:g}), "
+            f"correction shift {inf.correction_shift():.3g} (at most {CORRECTION_MAX:g})",
         )
     )
     reason = inf.refusal()
@@ -720,8 +726,9 @@ def logistic_summary(clf, inference, alpha):
     if shown:
         notes.append("corrected: that centre (shown: the bootstrap puts it closer to the non-private fit than coef).")
     else:
-        notes.append(
-            f"corrected: not shown: the bootstrap puts the centre closer to the non-private fit than coef in only "
-            f"{inf.closer_share():.0%} of its draws (the correction is within its own noise)."
-        )
+        notes += [
+            f"corrected: not shown: the bootstrap puts that centre closer to the non-private fit than coef in only "
+            f"{inf.closer_share():.0%}",
+            f"of its draws (at least {SHOW_CORRECTED:.0%} needed): the correction is within its own noise.",
+        ]
     return InferenceSummary(title, names, coef, corrected, inf.bse(), inf.conf_int(alpha), alpha, terms, notes)
