@@ -532,15 +532,10 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             X = validate_data(self, X, reset=False, dtype=np.float64)
         lo, hi = self._scaling
         Z, slope, shift, _ = scale_features(X, lo, hi, self.fit_intercept)
-        fit = ObjectiveFit(
-            self.release_,
-            self.gamma_,
-            self.q_,
-            self._model_epsilon,
-            math.isfinite(self.release_.epsilon),
-            0,
-            True,
-        )
+        model = self.release_
+        if model is None:  # only one-vs-rest fits have no single release, and they have k > 2 (refused above)
+            raise ValueError(f"{owner} needs the model's single release; this fit has none.")
+        fit = ObjectiveFit(model, self.gamma_, self.q_, self._model_epsilon, math.isfinite(model.epsilon), 0, True)
         if isinstance(random_state, (bool, np.bool_)):
             raise param_error(
                 "random_state", owner, "None, an int >= 0, a Generator or a RandomState", random_state, TypeError
