@@ -26,6 +26,7 @@ from knorm.models import LogisticRegression, logistic_newton
 from knorm.models.logistic_inference import (
     CORRECTION_MAX,
     NOISE_MAX,
+    UNSTABLE_MAX,
     LogisticInference,
     auto_inference_share,
     floor_information,
@@ -417,10 +418,15 @@ def test_each_refusal_names_its_public_reason_and_threshold():
     noisy = _inference(theta, info, 10.0, noise_scale=60.0)
     assert noisy.noise_to_information() == pytest.approx(60 * fine.noise_to_information(), rel=1e-9)
     assert noisy.noise_to_information() > NOISE_MAX and "too noisy for valid intervals" in noisy.refusal()
-    # (iii) A correction moving the linear predictor by more than CORRECTION_MAX.
+    # (iii) An information just above the floor whose simulated releases often fall below it,
+    # though its noise is small against it in its own metric.
+    edge = _inference(theta, np.diag([400.0, 300.0, 1.0]), 0.1, noise_scale=0.08)
+    assert edge.noise_to_information() < NOISE_MAX and edge.unstable_share() > UNSTABLE_MAX
+    assert f"fall below the floor m/4 in {edge.unstable_share():.1%} of the bootstrap's draws" in edge.refusal()
+    # (iv) A correction moving the linear predictor by more than CORRECTION_MAX.
     big = _inference(theta, info, 300.0, noise_scale=1.0)
     assert big.correction_shift() > CORRECTION_MAX and big.refusal().startswith("the ridge term of objective")
-    for inf in (low, noisy, big):
+    for inf in (low, noisy, edge, big):
         with pytest.raises(IntervalsRefusedError, match="conf_int refuses to give intervals: ") as err:
             inf.conf_int()
         assert err.value.reason == inf.refusal() and not inf.shows_correction()
