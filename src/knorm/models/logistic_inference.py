@@ -268,12 +268,11 @@ class LogisticInference:
     definite where it matters), (ii) the 0.9-quantile of the information noise, in the
     metric of the released information (||I^{-1/2} E I^{-1/2}||_2, a fixed-seed Monte
     Carlo of the public law), exceeds ``NOISE_MAX`` = 1: the information is then not known
-    within a factor of 2 in some direction, (iii) the bootstrap's simulated information
-    releases fall below the floor in more than ``UNSTABLE_MAX`` = 2% of its draws (the ends
-    of a 95% interval would be set by draws where the correction explodes), or (iv) D
-    exceeds ``CORRECTION_MAX`` = 1.5: the
+    within a factor of 2 in some direction, (iii) D exceeds ``CORRECTION_MAX`` = 1.5: the
     curvature may change by a factor e^1.5 = 4.5 over the correction, too much for a
-    first-order correction and its allowance. The thresholds were set on 40-100 fits per
+    first-order correction and its allowance, or (iv) the bootstrap's simulated information
+    releases fall below the floor in more than ``UNSTABLE_MAX`` = 2% of its draws (the ends
+    of a 95% interval would be set by draws where the correction explodes). The thresholds were set on 40-100 fits per
     design: on the paper's simulation (m = 7, n = 10^4, the 'auto' share) the intervals were
     given in 95% of fits at eps = 1/4 (953 of the 1000 of the ``logistic_intervals``
     experiment) and in all at eps = 1 and 4, and covered the MLE in 99-100% of those; the README example (eps = 1, shares 'auto' and 0.5) and the banknote data
@@ -434,14 +433,6 @@ class LogisticInference:
                 f"{NOISE_MAX:g} is needed). About {ratio / NOISE_MAX:.2g} times its epsilon would do (a larger "
                 "inference_share, or release_information with a larger epsilon)"
             )
-        unstable = self.unstable_share()
-        if unstable > UNSTABLE_MAX:
-            return (
-                "the released Fisher information is too noisy for valid intervals: simulated releases of it fall "
-                f"below the floor m/4 in {unstable:.1%} of the bootstrap's draws (at most {UNSTABLE_MAX:.0%} is "
-                "needed), where the correction explodes. More epsilon on it would do (a larger inference_share, "
-                "or release_information with a larger epsilon)"
-            )
         shift = self.correction_shift()
         if shift > CORRECTION_MAX:
             return (
@@ -450,6 +441,14 @@ class LogisticInference:
                 f"{CORRECTION_MAX:g} is needed), and the logistic curvature can change by a factor e^{shift:.3g} "
                 "over that distance. This happens with large coefficients in the scaled units (near-separable "
                 "data, wide bounds) or a small n * epsilon; more epsilon on the model or tighter bounds reduce it"
+            )
+        unstable = self.unstable_share()
+        if unstable > UNSTABLE_MAX:
+            return (
+                "the released Fisher information is too noisy for valid intervals: simulated releases of it fall "
+                f"below the floor m/4 in {unstable:.1%} of the bootstrap's draws (at most {UNSTABLE_MAX:.0%} is "
+                "needed), where the correction explodes. More epsilon on it would do (a larger inference_share, "
+                "or release_information with a larger epsilon)"
             )
         return None
 
