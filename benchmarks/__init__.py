@@ -47,4 +47,6 @@ SECTIONS = {
     "dask": "benchmarks.bench_dask",
     "stats": "benchmarks.bench_stats",
     "front_door": "benchmarks.bench_front_door",
+    "zcdp": "benchmarks.bench_zcdp",
+    "zcdp_regression": "benchmarks.bench_zcdp_regression",
 }

@@ -68,7 +68,9 @@ plot_pre_code = "import numpy as np\nimport matplotlib.pyplot as plt\n"
 # -- HTML ------------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"knorm {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+# Long API titles and code lines wrap at laptop widths instead of being cut (docs/_static/knorm.css).
+html_css_files = ["knorm.css"]
 html_theme_options = {
     "navbar_align": "left",
     "header_links_before_dropdown": 7,

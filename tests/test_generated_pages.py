@@ -51,3 +51,9 @@ def test_shipped_reference_verdicts_match_the_full_run():
             f"{REFERENCE.name} differs from docs/reproduction/claims.csv. Regenerate it with:\n"
             "    python -m knorm.experiments.report --freeze docs/reproduction"
         )
+
+
+def test_coverage_page_matches_its_stored_run():
+    from knorm.experiments.coverage import render_page
+
+    _same(DOCS / "coverage.md", render_page(DOCS / "coverage"), "python -m knorm.experiments.coverage")

@@ -25,6 +25,7 @@ _EXPORTS = {
     "PrivacyWarning": "knorm.exceptions",
     "Release": "knorm.mechanisms",
     "Sensitivity": "knorm.sensitivity",
+    "budget": "knorm.mechanisms",
     "containment": "knorm.mechanisms",
     "nonprivate": "knorm.mechanisms",
     "rank_mechanisms": "knorm.mechanisms",

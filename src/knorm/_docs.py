@@ -30,6 +30,17 @@ neighbours : {'replace', 'add_remove'}, default 'replace'
     "epsilon": """\
 epsilon : float
     The privacy budget, in (0, inf).""",
+    # knorm.stats takes either budget: exactly one of epsilon and rho.
+    "pure_epsilon": """\
+epsilon : float, optional
+    The pure epsilon-DP budget, in (0, inf). Exactly one of ``epsilon`` and ``rho``.""",
+    "rho": """\
+rho : float, optional
+    The rho-zCDP budget (Bun & Steinke 2016), in (0, inf), instead of ``epsilon``: the
+    release adds Gaussian noise, spherical on the certified l2 sensitivity (the exact
+    discrete Gaussian on a lattice) or shaped to the statistic, whichever has the least
+    total variance (the Release's ``sampler`` says which), and charges ``rho`` to a rho
+    ledger, ``PrivacyAccountant(total_rho=...)``; a pure epsilon ledger refuses it.""",
     "label": """\
 label : str, optional
     What is released, for the ledger and the record.""",

@@ -284,15 +284,17 @@ def _numpy_units(rows, q, magnitude):
     buffer = None
     for block in rows.blocks():
         if buffer is None or buffer.shape != block.shape:
-            buffer = np.empty(block.shape)
+            buffer = np.empty_like(block, dtype=float)  # the block's memory order: contiguous columns stay so
         np.multiply(block, inv, out=buffer)  # exact: a power of two
         np.rint(buffer, out=buffer)  # the record on the grid q, ties to even
+        # Column by column: numpy's sum(axis=0) of a narrow C-ordered block is 10-70x slower than
+        # the sums of its strided columns (measured on (16384, 2) blocks); the values are the same.
         if len(block) * bound < _EXACT_INT:  # every partial sum an integer below 2^53: exact in binary64
-            sums = [int(v) for v in buffer.sum(axis=0).tolist()]
+            sums = [int(buffer[:, j].sum()) for j in range(buffer.shape[1])]
         else:  # two int64 halves of 31 bits, each sum below m 2^31 < 2^63
             ints = buffer.astype(np.int64)
             high, low = ints >> 31, ints & ((1 << 31) - 1)
-            sums = [(h << 31) + lo for h, lo in zip(high.sum(axis=0).tolist(), low.sum(axis=0).tolist())]
+            sums = [(int(high[:, j].sum()) << 31) + int(low[:, j].sum()) for j in range(ints.shape[1])]
         totals = [t + s for t, s in zip(totals, sums)]
     return totals
 

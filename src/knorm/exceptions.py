@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ClippingWarning", "ConvergenceError", "IntervalsRefusedError", "InvalidParameterError", "PrivacyWarning"]
+__all__ = ["ClippingWarning", "ConvergenceError", "IntervalUnavailableError", "InvalidParameterError", "PrivacyWarning"]
 
 
 class PrivacyWarning(UserWarning):
@@ -49,22 +49,12 @@ class InvalidParameterError(ValueError, TypeError):
     """
 
 
-class IntervalsRefusedError(ValueError):
-    """No valid interval can be computed from the released quantities, so none is given.
+class IntervalUnavailableError(ValueError):
+    """An interval the library will not give, because it would not cover where it claims to.
 
-    The message gives the public reason (a function of the releases and the public
-    inputs only, for example the noise of a released Fisher information against its own
-    eigenvalues) and what would help. A ValueError, so that code catching the "no
-    intervals" case of an estimator keeps working.
-
-    Parameters
-    ----------
-    *args
-        The message, as for any exception.
-    reason : str, optional
-        The public reason alone (the message without the advice).
+    Raised instead of a narrow wrong interval: the message gives the public reason (a
+    function of released values and public inputs only, such as how many eigenvalues of a
+    released Gram matrix the post-processing raised) and what would make an interval
+    available. The coverage matrix (``docs/coverage.md``) lists the regimes where each
+    interval is refused and why.
     """
-
-    def __init__(self, *args, reason=None):
-        super().__init__(*args)
-        self.reason = reason

@@ -40,9 +40,10 @@ from pathlib import Path
 import numpy as np
 import pandas  # noqa: F401 - imported here so that no import-time warning lands in a row's outcome
 
+import knorm
 import knorm.stats as dp
 from knorm import KNormMechanism, KNormNoise, LpBall, PrivacyAccountant, Sensitivity, containment, rank_mechanisms
-from knorm.accounting import BudgetExceededError, SeedReuseError
+from knorm.accounting import BudgetExceededError, PureEpsilonLedgerError, SeedReuseError
 from knorm.cli import main as knorm_main
 from knorm.exceptions import ClippingWarning, PrivacyWarning
 from knorm.experiments.data import prepare_regression_data
@@ -380,10 +381,10 @@ def release_over_budget():
     return refused_charge(lambda acc: acc, lambda acc: mech(epsilon=0.5).release([0.0, 0.0], rng=0, accountant=acc))
 
 
-def ledger_file(total):
-    """A new SQLite ledger file with ``total``, closed."""
+def ledger_file(total, *, total_rho=None):
+    """A new SQLite ledger file with ``total`` (epsilon) or ``total_rho``, closed."""
     path = tmp(f"ledger_{len(os.listdir(tmp('')))}.sqlite")
-    PrivacyAccountant.create(path, total_epsilon=total).close()
+    PrivacyAccountant.create(path, total_epsilon=total, total_rho=total_rho).close()
     return path
 
 
@@ -2283,6 +2284,42 @@ def _rows():
         V,
         says("'norm' parameter of LinearRegression", "with neighbours='add_remove'", "Got 'split'"),
     )
+    for rho, got in ((0, "0"), (-1, "-1"), (math.inf, "inf"), ("1", "'1'")):
+        add(
+            e,
+            f"rho = {rho!r}",
+            lambda rho=rho: lin(epsilon=None, norm="auto", rho=rho).fit(X, Y),
+            V,
+            says("'rho' parameter of LinearRegression", "range (0.0, inf) or None", f"Got {got}"),
+        )
+    add(
+        e,
+        "epsilon = 1 and rho = 0.5 (both)",
+        lambda: lin(rho=0.5).fit(X, Y),
+        V,
+        says("'epsilon' and 'rho' parameters of LinearRegression are exclusive", "Got epsilon=1.0 and rho=0.5"),
+    )
+    add(
+        e,
+        "rho = 0.5 with norm = 'linf'",
+        lambda: lin(epsilon=None, rho=0.5).fit(X, Y),
+        V,
+        says("'norm' parameter of LinearRegression must be 'auto' with rho", "Got 'linf'"),
+    )
+    add(
+        e,
+        "shape = 'split' under epsilon",
+        lambda: lin(shape="split").fit(X, Y),
+        V,
+        says("'shape' parameter of LinearRegression must be 'spherical' with epsilon", "Got 'split'"),
+    )
+    add(
+        e,
+        "rho = 0.5 charged to a pure epsilon ledger",
+        lambda: lin(epsilon=None, norm="auto", rho=0.5, accountant=PrivacyAccountant(1.0)).fit(X, Y),
+        PureEpsilonLedgerError,
+        says("Refusing to charge rho=0.5", "to a pure epsilon ledger", "Nothing was charged"),
+    )
     e = "LinearRegression.conf_int(alpha)"
     add(e, "before fit", lambda: lin().conf_int(), Exception, says("This LinearRegression instance is not fitted yet"))
     for alpha, exc, got in ((0, V, "0.0"), (1, V, "1.0"), (math.nan, V, "nan"), ("0.1", T, "'0.1'")):
@@ -2481,6 +2518,13 @@ def _rows():
         lambda: logit(classes=[0, 1, 2], norm=LpBall(3, 2)).fit(X, Y3),
         V,
         says("'norm' parameter of LogisticRegression", "(n_classes - 1) (n_features + fit_intercept) = 2 x 3 = 6"),
+    )
+    add(
+        e,
+        "epsilon = 1 and rho = 0.5 (both)",
+        lambda: logit(rho=0.5).fit(X, Y01),
+        V,
+        says("'epsilon' and 'rho' parameters of LogisticRegression are exclusive", "Got epsilon=1.0 and rho=0.5"),
     )
     e = "LogisticRegression.conf_int(alpha) / summary / bse_"
     add(e, "before fit", lambda: logit().conf_int(), Exception, says("This LogisticRegression instance is not fitted"))
@@ -2710,7 +2754,7 @@ def _rows():
         "epsilon = 1e-12 (beyond the exact lattice sampler)",
         lambda: dp.mean(X1, (0, 10), epsilon=1e-12, rng=0),
         V,
-        says("'epsilon' parameter of KNormMechanism", "at least 2^-37", "Got 1e-12", "sampler='continuous'"),
+        says("'epsilon' parameter of KNormMechanism", "at least 2^-33", "Got 1e-12", "sampler='continuous'"),
     )
     add(
         "knorm.stats.var(x, bounds, epsilon)",
@@ -3087,6 +3131,87 @@ def _rows():
     e = "knorm fit linear|logistic DATA.csv"
     add(
         e,
+        "--epsilon and --rho",
+        lambda: fit_linear(good_csv(), "--rho", "0.5", *BOUNDS_XZ, "--bounds", "y=0:1"),
+        CE,
+        says("argument --rho: not allowed with argument --epsilon"),
+    )
+    add(
+        e,
+        "--rho 0",
+        lambda: cli("fit", "linear", good_csv(), "--target", "y", "--rho", "0", *BOUNDS_XZ, "--bounds", "y=0:1"),
+        CE,
+        says("argument --rho: must be a float in the range (0, inf)", "Got '0'"),
+    )
+    add(
+        e,
+        "--rho with --norm linf",
+        lambda: cli(
+            "fit",
+            "linear",
+            good_csv(),
+            "--target",
+            "y",
+            "--rho",
+            "0.5",
+            "--norm",
+            "linf",
+            *BOUNDS_XZ,
+            "--bounds",
+            "y=0:1",
+        ),
+        CE,
+        says("'norm' parameter of LinearRegression must be 'auto' with rho", "Got 'linf'"),
+    )
+    add(
+        e,
+        "--shape split with --epsilon",
+        lambda: fit_linear(good_csv(), "--shape", "split", *BOUNDS_XZ, "--bounds", "y=0:1"),
+        CE,
+        says("'shape' parameter of LinearRegression must be 'spherical' with epsilon", "Got 'split'"),
+    )
+    add(
+        e,
+        "--rho charged to a pure epsilon --budget ledger",
+        lambda: cli(
+            "fit",
+            "linear",
+            good_csv(),
+            "--target",
+            "y",
+            "--rho",
+            "0.5",
+            *BOUNDS_XZ,
+            "--bounds",
+            "y=0:1",
+            "--budget",
+            ledger_file(1.0),
+        ),
+        CE,
+        says("Refusing to charge rho=0.5", "to a pure epsilon ledger", "Nothing was charged"),
+    )
+    add(
+        e,
+        "--rho past a rho --budget ledger",
+        lambda: cli(
+            "fit",
+            "linear",
+            good_csv(),
+            "--target",
+            "y",
+            "--rho",
+            "0.5",
+            *BOUNDS_XZ,
+            "--bounds",
+            "y=0:1",
+            "--budget",
+            ledger_file(None, total_rho=0.25),
+        ),
+        CE,
+        says("Spending rho=0.5", "would exceed the total 0.25"),
+    )
+    add(
+        e,
         "no --bounds at all",
         lambda: fit_linear(good_csv()),
         CE,
@@ -3179,10 +3304,10 @@ def _rows():
         )
     add(
         e,
-        "--epsilon missing",
+        "--epsilon missing (and no --rho)",
         lambda: cli("fit", "linear", good_csv(), "--target", "y"),
         CE,
-        says("required", "--epsilon"),
+        says("one of the arguments --epsilon --rho is required"),
     )
     add(
         e,
@@ -3390,6 +3515,21 @@ def _rows():
     def rel(stat, *a):
         return cli("release", stat, good_csv(), "--epsilon", "1", *a)
 
+    add(
+        e,
+        "--epsilon and --rho",
+        lambda: rel("mean", "--column", "x", "--bounds", "x=0:5", "--rho", "0.5"),
+        CE,
+        says("argument --rho: not allowed with argument --epsilon"),
+    )
+    add(
+        e,
+        "neither --epsilon nor --rho",
+        lambda: cli("release", "mean", good_csv(), "--column", "x", "--bounds", "x=0:5"),
+        CE,
+        says("one of the arguments --epsilon --rho is required"),
+    )
+
     add(e, "no --bounds", lambda: rel("mean", "--column", "x"), CE, says("refusing to run without declared bounds"))
     add(
         e,
@@ -3566,6 +3706,34 @@ def _rows():
     e = "knorm budget create|show|ledger PATH"
     add(
         e,
+        "create with --total-epsilon and --total-rho",
+        lambda: cli("budget", "create", tmp("both.sqlite"), "--total-epsilon", "1", "--total-rho", "0.5"),
+        CE,
+        says("argument --total-rho: not allowed with argument --total-epsilon/--total"),
+    )
+    add(
+        e,
+        "create with no total",
+        lambda: cli("budget", "create", tmp("none_total.sqlite")),
+        CE,
+        says("one of the arguments --total-epsilon/--total --total-rho is required"),
+    )
+    add(
+        e,
+        "create with --total-rho -1",
+        lambda: cli("budget", "create", tmp("rneg.sqlite"), "--total-rho", "-1"),
+        CE,
+        says("argument --total-rho: must be a float in the range (0, inf)", "Got '-1'"),
+    )
+    add(
+        e,
+        "show --delta 1 (rho ledger)",
+        lambda: cli("budget", "show", ledger_file(None, total_rho=1.0), "--delta", "1"),
+        CE,
+        says("argument --delta: must be a float in the range (0, 1)", "Got '1'"),
+    )
+    add(
+        e,
         "create over an existing ledger",
         lambda: cli("budget", "create", ledger_file(1.0), "--total", "2"),
         CE,
@@ -3681,6 +3849,52 @@ def _rows():
         lambda: stats_clipped(dp.median, X1, (2, 8)),
         Reported,
         r"clipped and warned \(curator only\): knorm\.stats\.median: \d+\.\d% of the values were outside",
+    )
+
+    e = "knorm.budget(total_epsilon | total_rho, path, accountant)"
+
+    def opened(**kw):
+        with knorm.budget(**kw):
+            pass
+
+    def nested():
+        with knorm.budget(total_epsilon=1.0), knorm.budget(total_epsilon=1.0):
+            pass
+
+    def other_accountant():
+        with knorm.budget(total_epsilon=1.0):
+            dp.mean(X1, (0, 10), epsilon=0.5, accountant=PrivacyAccountant(1.0))
+
+    add(e, "no budget", lambda: opened(), T, says("'total_epsilon' parameter of knorm.budget", "needs a budget"))
+    add(e, "total_epsilon and total_rho", lambda: opened(total_epsilon=1.0, total_rho=1.0), V, says("are exclusive"))
+    add(
+        e,
+        "total_epsilon = 0",
+        lambda: opened(total_epsilon=0),
+        V,
+        says("'total_epsilon' parameter of knorm.budget", "range (0, inf)", "Got 0"),
+    )
+    add(
+        e,
+        "an accountant and a total",
+        lambda: opened(accountant=PrivacyAccountant(1.0), total_epsilon=1.0),
+        V,
+        says("'accountant' parameter of knorm.budget excludes total_epsilon", "total_epsilon=1.0"),
+    )
+    add(
+        e,
+        "a total and an existing ledger file",
+        lambda: opened(total_epsilon=1.0, path=ledger_file(1.0)),
+        FileExistsError,
+        says("exists already"),
+    )
+    add(e, "a second block inside a block", nested, RuntimeError, says("knorm.budget blocks do not nest"))
+    add(
+        e,
+        "another accountant= inside a block",
+        other_accountant,
+        V,
+        says("'accountant' parameter of KNormMechanism.release must be None or the accountant of the enclosing"),
     )
     return rows
 

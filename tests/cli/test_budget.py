@@ -144,3 +144,67 @@ def test_an_immutable_ledger_file_is_one_line_and_status_2(tmp_path, capsys, csv
 
     with PrivacyAccountant.open(path) as acc:
         assert acc.spent == 0.5  # nothing was charged
+
+
+# -- rho (zCDP) ledgers --------------------------------------------------------------------------
+def test_budget_create_show_ledger_of_a_rho_ledger(tmp_path, capsys):
+    path = tmp_path / "zcdp.sqlite"
+    status, out, err = run_cli(["budget", "create", path, "--total-rho", "0.5"], capsys)
+    assert status == 0 and "total rho 0.5" in out, err
+    from knorm.accounting import PrivacyAccountant
+    from knorm.accounting.zcdp import epsilon_from_rho
+
+    with PrivacyAccountant.open(path) as acc:
+        assert acc.budget == "rho" and acc.total_rho == 0.5
+        acc.spend(rho=0.125, label="a gaussian mean")
+        acc.spend(0.5, "a laplace count")  # pure epsilon 0.5 is charged 0.125
+    status, out, err = run_cli(["budget", "show", path], capsys)
+    assert status == 0, err
+    assert "rho ledger: total rho 0.5, spent 0.25, remaining 0.25 (2 charges)" in out
+    assert f"(epsilon {epsilon_from_rho(0.25, 1e-6):.6g}, delta 1e-06)-DP" in out
+    status, out, _ = run_cli(["budget", "show", path, "--delta", "1e-9", "--json"], capsys)
+    payload = json.loads(out)
+    assert payload["budget"] == "rho" and payload["spent"] == pytest.approx(0.25)
+    assert payload["remaining"] == pytest.approx(0.25) and payload["total"] == 0.5
+    conv = payload["epsilon_at_delta"]
+    assert conv["delta"] == 1e-9 and conv["epsilon"] == epsilon_from_rho(0.25, 1e-9)
+    status, out, _ = run_cli(["budget", "ledger", path], capsys)
+    lines = out.splitlines()
+    assert status == 0 and lines[0].endswith("0.25 of 0.5 rho spent")
+    assert lines[1].split()[:3] == ["#", "rho", "epsilon"]
+    assert lines[2].split()[:3] == ["0", "0.125", "-"] and lines[2].endswith("a gaussian mean")
+    assert lines[3].split()[:3] == ["1", "0.125", "0.5"] and lines[3].endswith("a laplace count")
+    payload = json.loads(run_cli(["budget", "ledger", path, "--json"], capsys)[1])
+    assert [(e["epsilon"], e["label"]) for e in payload["ledger"]] == [
+        (None, "a gaussian mean"),
+        (0.5, "a laplace count"),
+    ]
+    assert payload["ledger"][1]["rho"] >= 0.125
+
+
+def test_an_epsilon_ledger_shows_as_before_and_has_no_rho_fields(tmp_path, capsys):
+    path = tmp_path / "eps.sqlite"
+    run_cli(["budget", "create", path, "--total-epsilon", "2"], capsys)
+    payload = json.loads(run_cli(["budget", "show", path, "--json"], capsys)[1])
+    assert payload["budget"] == "epsilon" and "epsilon_at_delta" not in payload
+    payload = json.loads(run_cli(["budget", "ledger", path, "--json"], capsys)[1])
+    assert payload["ledger"] == []
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--total-epsilon", "1", "--total-rho", "0.5"],
+            "argument --total-rho: not allowed with argument --total-epsilon",
+        ),
+        ([], "one of the arguments --total-epsilon/--total --total-rho is required"),
+        (["--total-rho", "0"], "argument --total-rho: must be a float in the range (0, inf). Got '0'"),
+        (["--total-rho", "inf"], "argument --total-rho: must be a float in the range (0, inf). Got 'inf'"),
+    ],
+)
+def test_create_takes_exactly_one_total(tmp_path, capsys, argv, message):
+    path = tmp_path / "x.sqlite"
+    status, out, err = run_cli(["budget", "create", path, *argv], capsys)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1 and message in err, err
+    assert not path.exists()

@@ -68,7 +68,7 @@ CASES = [
     ([*MEAN, "--epsilon", "1", "--drop-missing"], r"--drop-missing needs --neighbours add_remove"),
     (["release", "mode", DATA], r"invalid choice: 'mode'"),
     (["budget", "show", "none.sqlite"], r"no privacy ledger at 'none.sqlite'"),
-    (["budget", "create", "x.sqlite"], r"the following arguments are required: --total"),
+    (["budget", "create", "x.sqlite"], r"one of the arguments --total-epsilon/--total --total-rho is required"),
     (["example-data", DATA], r"argument path must be a new file: .* exists already .* never overwrites"),
     (["example-data", "no-such-folder/x.csv"], r"cannot write 'no-such-folder/x.csv': its folder does not exist"),
     ([*MEAN, "--epsilon", "1", "--delimiter", "::"], r"--delimiter: must be one character .* Got '::'"),

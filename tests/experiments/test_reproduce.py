@@ -55,6 +55,7 @@ def test_logistic_csv_contents(quick_run):
     assert raw.error.gt(0).all() and raw.eps.dropna().nunique() == 8
 
 
+@pytest.mark.slow  # about 20 s (three quick runs); not a privacy test: pytest -m slow (CI) runs it
 def test_identical_results_for_identical_seed_any_jobs(tmp_path):
     a = run_experiments(
         ["logistic"], Config(quick=True, out=tmp_path / "a", jobs=1, seed=7, progress=False), echo=lambda s: None
@@ -88,6 +89,7 @@ def test_linear_csv_contents(quick_run):
     assert cov.drop(columns=["n", "eps"]).stack().between(0, 1).all()
 
 
+@pytest.mark.slow  # about 25 s (40 quick replicates); not a privacy test: pytest -m slow (CI) runs it
 def test_realdata_on_a_user_csv(tmp_path):
     import numpy as np
 

@@ -340,7 +340,7 @@ def _fit(X=None, y=None, **params):
 
 @pytest.mark.parametrize("eps", [0, -1, math.inf, math.nan])
 def test_epsilon_errors(eps):
-    rule = r"The 'epsilon' parameter of LinearRegression must be a float in the range \(0(\.0)?, inf\)\. Got"
+    rule = r"The 'epsilon' parameter of LinearRegression must be a float in the range \(0(\.0)?, inf\) or None\. Got"
     with pytest.raises(ValueError, match=rule):
         _fit(epsilon=eps)
 

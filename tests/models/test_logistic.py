@@ -287,7 +287,7 @@ def test_bad_q(data, q):
 
 @pytest.mark.parametrize("epsilon", [0, -1, math.inf, math.nan])
 def test_bad_epsilon(data, epsilon):
-    msg = r"The 'epsilon' parameter of LogisticRegression must be a float in the range \(0.0, inf\). Got"
+    msg = r"The 'epsilon' parameter of LogisticRegression must be a float in the range \(0.0, inf\) or None. Got"
     with pytest.raises(ValueError, match=msg):
         LogisticRegression(classes=[0, 1], epsilon=epsilon, bounds_X=(-1, 1)).fit(*data)
 

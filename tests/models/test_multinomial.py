@@ -15,7 +15,7 @@ from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 
 from knorm.accounting import PrivacyAccountant
-from knorm.exceptions import IntervalsRefusedError
+from knorm.exceptions import IntervalUnavailableError
 from knorm.geometry import LpBall
 from knorm.mechanisms import nonprivate
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
@@ -280,7 +280,7 @@ def test_multiclass_has_no_intervals():
     X, y = three_classes(rng, 300)
     clf = LogisticRegression(classes=[0, 1, 2], bounds_X=(-1, 1), random_state=0).fit(X, y)
     assert clf.inference_share_ == 0.0 and clf.information_release_ is None
-    with pytest.raises(IntervalsRefusedError, match="gives intervals for two classes only: this fit has 3 classes"):
+    with pytest.raises(IntervalUnavailableError, match="gives intervals for two classes only: this fit has 3 classes"):
         clf.conf_int()
     with pytest.raises(ValueError, match="is for two classes; this fit has 3"):
         clf.summary()

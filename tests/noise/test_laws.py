@@ -31,6 +31,7 @@ from knorm.mechanisms.lattice import LatticeLaw, build_lattice_law, lattice_nois
 from knorm.noise import KNormNoise, lattice
 from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope
 from knorm.noise.law import MC_SEED, NoiseLaw, ZeroNoise
+from knorm.noise.shaped_gaussian import ShapedDiscreteGaussianNoise
 from knorm.sensitivity import BlockSumBall
 from tests.noise.test_discrete import IntegersOnly, chi2_pvalue, integers_only
 from tests.settings import ALPHA, SEED, Z_MAX
@@ -193,6 +194,15 @@ def _cases():
             "lattice",
         )
     )
+    # The shaped discrete Gaussian on Z^m (exact): a dense A (spherical proposal), A = aI + b11' with b > 0
+    # (spherical proposal, one Bernoulli) and with b < 0 (the latent-integer sampler).
+    shaped = (
+        ("shaped-dense-2", lambda: ShapedDiscreteGaussianNoise([[2, 1], [1, 3]], denominator=2), 2),
+        ("shaped-compound-pos-3", lambda: ShapedDiscreteGaussianNoise.compound(1, Fraction(1, 4), 3), 3),
+        ("shaped-compound-neg-3", lambda: ShapedDiscreteGaussianNoise.compound(Fraction(1, 2), Fraction(-1, 8), 3), 3),
+    )
+    for name, law, dim in shaped:
+        cases.append(Case(name, law, None, dim, None, "lattice"))
     cases.append(Case("zero-3", lambda: ZeroNoise(3), None, 3, math.inf, "zero", True))
     return cases
 

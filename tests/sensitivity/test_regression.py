@@ -100,6 +100,7 @@ def test_errata_witness_kt_is_not_the_hull():
     assert not cut.contains(u)
 
 
+@pytest.mark.slow  # about 20 s (a Monte Carlo volume); a utility ratio, not a privacy test: pytest -m slow (CI) runs it
 def test_errata_hull_volume_ratio_p1():
     # ERRATA: vol(Hull S_T) / vol(K_T) is about 0.81 for p = 1. Sandwich it.
     space = linear_regression_space(1)

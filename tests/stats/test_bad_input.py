@@ -20,7 +20,6 @@ EPSILON_CASES = [
     (math.inf, ValueError, "Got inf instead"),
     (math.nan, ValueError, "Got nan instead"),
     ("1", TypeError, "Got '1' instead"),
-    (None, TypeError, "Got None instead"),
 ]
 # Every public function, called with valid arguments and a given epsilon.
 FUNCTIONS = {
@@ -45,6 +44,14 @@ def test_epsilon_outside_zero_inf_is_refused(name, epsilon, exc, got):
     rule = rf"The 'epsilon' parameter of knorm\.stats\.{name} must be a float in the range \(0, inf\)\. {got}"
     with pytest.raises(exc, match=rule):
         FUNCTIONS[name](epsilon)
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_no_budget_is_refused_naming_epsilon_and_rho(name):
+    # epsilon=None is "not given" now that rho may be given instead (see tests/stats/test_zcdp.py for rho)
+    rule = rf"knorm\.stats\.{name} needs exactly one of 'epsilon' .* and 'rho' .*\. Got neither instead"
+    with pytest.raises(TypeError, match=rule):
+        FUNCTIONS[name](None)
 
 
 BOUNDS_RULE = r"The 'bounds' parameter of knorm\.stats\.{} must "

@@ -18,9 +18,10 @@ _T = QuadraticStatistic([[[0.0]], [[1.0]]], [[1.0], [0.0]], [0.0], [10.0], names
 
 # (call, neighbours) -> the labels of the release and of its parents, outermost first, without a caller's label.
 CASES = [
-    (lambda **k: dp.sum(_X, (0, 10), **k), "replace", ["sum"]),
+    (lambda **k: dp.sum(_X, (0, 10), **k), "replace", ["sum", "sum: moments"]),  # with the mean's focus
     (lambda **k: dp.count(np.ones(50), **k), "add_remove", ["count"]),
-    (lambda **k: dp.mean(_X, (0, 10), **k), "replace", ["mean", "mean: sum"]),
+    (lambda **k: dp.mean(_X, (0, 10), **k), "replace", ["mean", "mean: moments"]),  # with the mean's focus
+    (lambda **k: dp.mean(_X2, (-1, 1), **k), "replace", ["mean", "mean: sum"]),
     (lambda **k: dp.mean(_X, (0, 10), **k), "add_remove", ["mean", "mean: count and sums"]),
     (lambda **k: dp.moments(_X, (0, 10), **k), "replace", ["moments"]),
     (lambda **k: dp.moments(_X, (0, 10), order=1, **k), "replace", ["sum"]),

@@ -141,6 +141,9 @@ class AuditCase:
         Multiplier of the suite's sample size (expensive samplers use fewer).
     kind : {'knorm', 'custom'}, default 'knorm'
         How ``build`` is called (see above).
+    power : float, default 0.75
+        For a sound row, the share of ``true_epsilon`` its lower bound must reach at test
+        sizes (the audit finds most of the loss that is there, so a pass is informative).
     """
 
     name: str
@@ -149,6 +152,7 @@ class AuditCase:
     sound: bool = True
     sample_factor: float = 1.0
     kind: str = "knorm"
+    power: float = 0.75
 
 
 def _example21(p, eps):
@@ -390,10 +394,13 @@ def standard_cases(*, estimators=True):
     Returns
     -------
     list of AuditCase
-        The K-norm mechanism rows (sound ones first, then broken ones), then the
+        The K-norm mechanism rows (sound ones first, then broken ones), the Gaussian rows
+        (:func:`knorm.audit.gaussian.gaussian_cases`), then the
         estimator rows.
     """
-    return _mechanism_cases() + (estimator_cases() if estimators else [])
+    from knorm.audit.gaussian import gaussian_cases
+
+    return _mechanism_cases() + gaussian_cases() + (estimator_cases() if estimators else [])
 
 
 def _seed_reuse(reuse):

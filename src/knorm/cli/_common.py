@@ -17,19 +17,26 @@ __all__ = [
     "KnormParser",
     "add_budget",
     "add_data",
+    "add_privacy_budget",
+    "budget_words",
     "add_output",
     "csv_problem",
     "emit",
+    "format_interval",
+    "format_number",
+    "ledger_entry_dict",
     "ledger_errors",
     "open_budget",
     "optional",
     "parse_bounds",
     "positive_float",
+    "privacy_terms",
     "probability",
     "read_csv",
     "read_table",
     "release_dict",
     "seed_int",
+    "text_table",
 ]
 
 # Optional dependencies and the extra that installs each.
@@ -334,6 +341,43 @@ def read_table(path, columns, *, drop_missing=False, delimiter=","):
     return frame, missing
 
 
+def add_privacy_budget(parser, what):
+    """Add ``--epsilon E`` and ``--rho R``, exactly one of them required (pure epsilon-DP or rho-zCDP).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    what : str
+        What the budget pays for ('this fit', 'this release'), for the help.
+    """
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--epsilon", type=positive_float, help=f"pure epsilon-DP budget of {what}, in (0, inf)")
+    group.add_argument(
+        "--rho",
+        type=positive_float,
+        help=f"instead: rho-zCDP budget of {what}, in (0, inf) (charge it to a ledger made with --total-rho)",
+    )
+
+
+def budget_words(release):
+    """'epsilon E' or 'rho R': the budget a release spent, for a report line.
+
+    Parameters
+    ----------
+    release : Release
+        The record.
+
+    Returns
+    -------
+    str
+        The unit and its value.
+    """
+    if release.rho is not None:
+        return f"rho {format_number(release.rho)}"
+    return f"epsilon {format_number(release.epsilon)}"
+
+
 def add_budget(parser):
     """Add ``--budget PATH`` (a file ledger charged by the release)."""
     parser.add_argument(
@@ -361,7 +405,8 @@ def ledger_errors(path, *, create=False):
     except FileNotFoundError as err:
         if not create:
             raise CLIError(
-                f"no privacy ledger at {str(path)!r}: create it with 'knorm budget create {path} --total-epsilon E'."
+                f"no privacy ledger at {str(path)!r}: create it with 'knorm budget create {path} --total-epsilon E' "
+                "(or --total-rho R for a rho-zCDP budget)."
             ) from None
         raise CLIError(str(err)) from None
     except (OSError, ValueError) as err:  # FileExistsError, IsADirectoryError, PermissionError, damaged files
@@ -378,8 +423,76 @@ def open_budget(path):
         return PrivacyAccountant.open(path)
 
 
-def release_dict(release):
-    """Return the public terms of a Release as plain JSON types.
+def format_number(x):
+    """Return one number as the CLI prints it everywhere: 6 significant digits, no padding.
+
+    Parameters
+    ----------
+    x : float or int
+        The number (a numpy scalar too).
+
+    Returns
+    -------
+    str
+        ``format(x, '.6g')`` for a float (so 1e6 is '1e+06' and 1234567.8 is
+        '1.23457e+06'), the digits of an integer, 'inf', '-inf' or 'nan'; '-0' is '0'.
+
+    Examples
+    --------
+    >>> [format_number(v) for v in (3.873658, -1067120.4, 12, 0.5, -0.0)]
+    ['3.87366', '-1.06712e+06', '12', '0.5', '0']
+    """
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    text = f"{float(x):.6g}"
+    return "0" if text == "-0" else text
+
+
+def format_interval(lower, upper):
+    """Return ``[lower, upper]`` with both ends in :func:`format_number`, no padding inside the brackets.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The ends.
+
+    Returns
+    -------
+    str
+        For example '[-1.06712e+06, 1.2378e+06]'.
+    """
+    return f"[{format_number(lower)}, {format_number(upper)}]"
+
+
+def text_table(head, rows, left=(0,)):
+    """Return the lines of a table: numbers right-aligned, the text columns ``left`` left-aligned.
+
+    Parameters
+    ----------
+    head : sequence of str
+        The column titles.
+    rows : sequence of sequence of str
+        The cells, already formatted (:func:`format_number`, :func:`format_interval`).
+    left : tuple of int, default (0,)
+        The columns aligned left (names, labels); the others are aligned right.
+
+    Returns
+    -------
+    list of str
+        The title line, then one line per row, columns two spaces apart.
+    """
+    table = [[str(c) for c in head], *[[str(c) for c in r] for r in rows]]
+    widths = [max(len(r[j]) for r in table) for j in range(len(head))]
+    return [
+        "  ".join(c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in table
+    ]
+
+
+def privacy_terms(release):
+    """Return the public terms of a Release's guarantee as plain JSON types (no value, no ledger entry).
 
     Parameters
     ----------
@@ -389,23 +502,47 @@ def release_dict(release):
     Returns
     -------
     dict
-        Value, epsilon, ball, sensitivity (value and kind), noise scale, label, sampler,
-        caveats and the ledger entry's position and time when one was charged.
+        Label, method, the budget spent (epsilon, or rho for a zCDP release), ball,
+        sensitivity (value and kind), noise scale, sampler and caveats.
     """
-    entry = release.ledger_entry
     return {
-        "value": np.asarray(release.value).tolist(),
-        "epsilon": release.epsilon,
+        "label": release.label,
         "method": release.method,
+        "epsilon": release.epsilon,
+        "rho": release.rho,
         "ball": release.ball_name,
         "sensitivity": {"value": release.sensitivity.value, "kind": release.sensitivity.kind},
         "noise_scale": release.noise_scale,
-        "label": release.label,
         "sampler": release.sampler,
         "caveats": list(release.caveats),
-        "ledger_entry": None
-        if entry is None
-        else {"position": getattr(entry, "position", None), "time": str(getattr(entry, "time", ""))},
+    }
+
+
+def ledger_entry_dict(entry):
+    """Return the public part of a ledger entry (position and time), or None."""
+    if entry is None:
+        return None
+    return {"position": getattr(entry, "position", None), "time": str(getattr(entry, "time", ""))}
+
+
+def release_dict(release):
+    """Return a Release as plain JSON types: its value and the public terms of its guarantee.
+
+    Parameters
+    ----------
+    release : Release
+        The record.
+
+    Returns
+    -------
+    dict
+        The value, the :func:`privacy_terms`, and the ledger entry's position and time
+        when one was charged.
+    """
+    return {
+        "value": np.asarray(release.value).tolist(),
+        **privacy_terms(release),
+        "ledger_entry": ledger_entry_dict(release.ledger_entry),
     }
 
 

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from knorm._docs import fill_doc
-from knorm.cli._common import new_parser, optional, positive_float, seed_int
+from knorm.cli._common import format_number, new_parser, optional, positive_float, seed_int, text_table
 
 __all__ = ["add_parser"]
 
@@ -42,9 +42,11 @@ def run(args):
 
     eps = args.epsilon
     print("knorm demo: paper Example 2.1, T(X) = (sum X_i, sum 2 X_i^2), X_i in [-1, 1]\n")
-    print(f"{'radii':<7}{'mechanism':<11}{'Delta':>9}{'vol(Delta K)':>14}{'eps factor':>12}")
-    for r in example21_table(eps):
-        print(f"{r['radii']:<7}{r['name']:<11}{r['sensitivity']:>9.4f}{r['volume']:>14.3f}{r['epsilon_factor']:>12.4f}")
+    rows = [
+        [r["radii"], r["name"], *(format_number(r[k]) for k in ("sensitivity", "volume", "epsilon_factor"))]
+        for r in example21_table(eps)
+    ]
+    print("\n".join(text_table(["radii", "mechanism", "Delta", "vol(Delta K)", "eps factor"], rows, left=(0, 1))))
     space = squared_statistic_space()
     naive = {
         name: (LpBall(2, p), space.naive_sensitivity(p).value) for name, p in (("l1", 1), ("l2", 2), ("linf", math.inf))
@@ -62,10 +64,12 @@ def run(args):
     rng = np.random.default_rng(args.seed)
     x = rng.uniform(-1, 1, size=1000)
     t = np.array([x.sum(), 2 * (x**2).sum()])
-    print(f"\nAutomatic choice: {choice.name}; l1 would need {choice.gain:.3f}x the epsilon for the same entropy.")
     print(
-        f"Release of T = {np.round(t, 3)} at eps = {eps:g}: {np.round(choice.mechanism.release(t, rng=rng).value, 3)}"
+        f"\nAutomatic choice: {choice.name}; l1 would need {format_number(choice.gain)}x the epsilon for the same "
+        "entropy."
     )
+    released = choice.mechanism.release(t, rng=rng).value
+    print(f"Release of T = {_vector(t)} at eps = {format_number(eps)}: {_vector(released)}")
 
     p = 2
     reg = linear_regression_space(p)
@@ -73,9 +77,16 @@ def run(args):
     choice = choose_mechanism(reg, eps, rng=args.seed)
     print(f"\nLinear regression statistic (paper Section 5.1), p = {p}, d = {reg.dim}:")
     print(choice.report)
-    print(f"cut ball volume / K_T volume = {rep.volume_ratio:.3f} ± {rep.volume_ratio_se:.3f}; chosen: {choice.name}")
+    print(
+        f"cut ball volume / K_T volume = {format_number(rep.volume_ratio)} ± {format_number(rep.volume_ratio_se)}; "
+        f"chosen: {choice.name}"
+    )
 
     out = Path(args.out)
     path = figure_1(out / "figure1_example21.png")
     print(f"\nFigure 1 written to {path}")
     return 0
+
+
+def _vector(values):
+    return "[" + ", ".join(format_number(v) for v in values) + "]"

@@ -10,24 +10,32 @@ from knorm.cli._common import (
     add_budget,
     add_data,
     add_output,
+    add_privacy_budget,
+    budget_words,
     emit,
+    format_interval,
+    format_number,
+    ledger_entry_dict,
     new_parser,
     open_budget,
     parse_bounds,
-    positive_float,
+    privacy_terms,
     probability,
     read_csv,
     read_table,
-    release_dict,
     seed_int,
+    text_table,
 )
+from knorm.exceptions import IntervalUnavailableError
 
 __all__ = ["add_parser"]
 
 _EXAMPLES = {
     "linear": """example:
   knorm fit linear houses.csv --target price --epsilon 1 \\
-      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite""",
+      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget ledger.sqlite
+  knorm fit linear houses.csv --target price --rho 0.5 \\
+      --bounds price=0:1e6 --bounds rooms=1:10 --bounds age=0:100 --budget zcdp-ledger.sqlite""",
     "logistic": """example:
   knorm fit logistic notes.csv --target forged --classes 0,1 --epsilon 1 \\
       --bounds variance=-8:8 --bounds skewness=-14:14
@@ -57,7 +65,7 @@ def add_parser(sub, parser_class):
         p = new_parser(models, model, help_text, _EXAMPLES[model])
         add_data(p)
         p.add_argument("--target", required=True, help="response column")
-        p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this fit")
+        add_privacy_budget(p, "this fit")
         p.add_argument(
             "--bounds",
             action="append",
@@ -87,6 +95,11 @@ def add_parser(sub, parser_class):
             help="also print curator-only diagnostics (not private) under a banner",
         )
         p.add_argument(
+            "--debug",
+            action="store_true",
+            help="also print the raw released statistics (private, in the model's scaled units)",
+        )
+        p.add_argument(
             "--alpha",
             type=probability,
             default=0.05,
@@ -108,6 +121,13 @@ def add_parser(sub, parser_class):
                 choices=["auto", "split", "l1", "l2", "linf", "kt", "cut"],
                 help="K-norm of the noise (default auto: 'split' under replace-one neighbours, the design and "
                 "response blocks with a public split of epsilon; else the best certified ball affordable)",
+            )
+            p.add_argument(
+                "--shape",
+                default="spherical",
+                choices=["spherical", "split"],
+                help="with --rho: the Gaussian noise's shape (default spherical; split gives the response block "
+                "less noise)",
             )
             p.add_argument(
                 "--postprocess",
@@ -208,6 +228,7 @@ def _model(args, bounds_X, bounds, accountant):
 
     common = dict(
         epsilon=args.epsilon,
+        rho=args.rho,
         bounds_X=bounds_X,
         neighbours=args.neighbours,
         accountant=accountant,
@@ -215,7 +236,9 @@ def _model(args, bounds_X, bounds, accountant):
         sampler=args.sampler,
     )
     if args.model == "linear":
-        return LinearRegression(norm=args.norm, bounds_y=bounds[args.target], postprocess=args.postprocess, **common)
+        return LinearRegression(
+            norm=args.norm, shape=args.shape, bounds_y=bounds[args.target], postprocess=args.postprocess, **common
+        )
     q = _share(args.q, "--q", "(0, 1)")
     if args.classes is None and not args.public_labels:
         raise CLIError(
@@ -244,93 +267,131 @@ def _parse_classes(text):
 
 
 def _report(args, model, features, n_dropped):
+    """Print the fit: each piece once (coefficients, intervals, privacy terms, ledger), raw statistics on --debug."""
     releases = tuple(getattr(model, "releases_", (model.release_,)))
-    release = model.release_
-    epsilon = sum(r.epsilon for r in releases)
+    rho = getattr(model, "rho_", None)  # a rho fit's releases are Gaussian (linear) or pure at eps_i (logistic)
+    epsilon = None if rho is not None else sum(r.epsilon for r in releases)
+    budget = f"rho {format_number(rho)}" if rho is not None else f"epsilon {format_number(epsilon)}"
     coef = np.atleast_2d(model.coef_)
     intercept = np.ravel(model.intercept_)
+    public_n = args.model == "linear" and args.neighbours == "replace"
     lines = [
-        f"knorm fit {args.model}: {args.data}, target {args.target}, epsilon {epsilon:g}"
-        + (
-            f", n = {model.n_samples_:.0f} (public under replace-one neighbours)"
-            if args.model == "linear" and args.neighbours == "replace"
-            else ""
-        ),
+        f"knorm fit {args.model}: {args.data}, target {args.target}, {budget}"
+        + (f", n = {format_number(int(model.n_samples_))} (public under replace-one neighbours)" if public_n else ""),
     ]
     for r in releases:
+        noise = (
+            f"Gaussian (rho-zCDP), sigma {format_number(r.noise_scale)}, certified l2 sensitivity"
+            if r.rho is not None
+            else f"{r.ball_name} ball, certified sensitivity"
+        )
         lines.append(
-            f"release: {r.label}, epsilon {r.epsilon:g}; noise: {r.ball_name} ball, certified sensitivity "
-            f"{r.sensitivity.value:g} ({r.sensitivity.kind}); sampler: {r.sampler}"
+            f"release: {r.label}, {budget_words(r)}; noise: {noise} {format_number(r.sensitivity.value)} "
+            f"({r.sensitivity.kind}); sampler: {r.sampler}"
         )
         lines += [f"  caveat: {c}" for c in r.caveats]
-    if release.ledger_entry is not None:
+    entries = [r.ledger_entry for r in releases if r.ledger_entry is not None]
+    ledger = None
+    if entries:
         acc = model.accountant
-        positions = [str(r.ledger_entry.position) for r in releases if r.ledger_entry is not None]
+        positions = [str(e.position) for e in entries]
         which = f"entry {positions[0]}" if len(positions) == 1 else f"entries {', '.join(positions)}"
-        lines.append(f"charged to {args.budget}: {which}; {acc.spent:g} of {acc.total_epsilon:g} spent")
+        # A rho ledger has no epsilon total: it is read in its own unit.
+        unit = acc.budget
+        spent, total = (acc.spent_rho, acc.total_rho) if unit == "rho" else (acc.spent, acc.total_epsilon)
+        word = "rho " if unit == "rho" else ""
+        lines.append(f"charged to {args.budget}: {which}; {word}{format_number(spent)} of {format_number(total)} spent")
+        ledger = {
+            "path": args.budget,
+            "budget": unit,
+            "entries": [ledger_entry_dict(e) for e in entries],
+            "spent": spent,
+            "total": total,
+        }
     names = ["intercept", *features]
-    intervals, corrected, note = _intervals(model, args.alpha, args.model == "logistic")
+    intervals, refused, corrected = _intervals(model, args.alpha)
     payload = {
         "command": f"fit {args.model}",
-        "epsilon": epsilon,
-        "releases": [release_dict(r) for r in releases],
-        "release": release_dict(release),
+        "data": args.data,
+        "target": args.target,
+        "n": int(model.n_samples_) if public_n else None,
     }
-    width = max(len(c) for c in names)
-    level = f"{1 - args.alpha:.0%} interval"
     if len(coef) == 1:
         values = [float(intercept[0]), *coef[0]]
-        head = f"{'':<{width}}  {'coefficient':>14}" + (f"  {'corrected':>14}" if corrected is not None else "")
-        lines.append(head + (f"  {level:>29}" if intervals is not None else ""))
+        head = ["", "coefficient"] + (["corrected"] if corrected is not None else [])
+        head += [f"{1 - args.alpha:.0%} interval"] if intervals is not None else []
+        rows = []
         for j, (name, v) in enumerate(zip(names, values)):
-            row = f"{name:<{width}}  {v:>14.6g}" + (f"  {corrected[j]:>14.6g}" if corrected is not None else "")
+            row = [name, format_number(v)] + ([format_number(corrected[j])] if corrected is not None else [])
             if intervals is not None:
-                row += f"  [{intervals[j, 0]:>12.6g}, {intervals[j, 1]:>12.6g}]"
-            lines.append(row)
-        payload["coefficients"] = dict(zip(features, coef[0].tolist()))
-        payload["intercept"] = float(intercept[0])
+                row.append(format_interval(*intervals[j]))
+            rows.append(row)
+        lines += text_table(head, rows)
+        payload["coefficients"] = dict(zip(names, values))
     else:  # one row of coefficients per class
         classes = [str(c) for c in model.classes_]
-        lines.append(f"{'class':<{width}}  " + "  ".join(f"{n:>12}" for n in names))
-        for c, b0, row in zip(classes, intercept, coef):
-            lines.append(f"{c:<{width}}  " + "  ".join(f"{v:>12.6g}" for v in (b0, *row)))
-        payload["coefficients"] = {c: dict(zip(features, row.tolist())) for c, row in zip(classes, coef)}
-        payload["intercept"] = dict(zip(classes, intercept.tolist()))
-    if note:
-        lines.append(note)
-        if intervals is None:
-            payload["no_intervals"] = note
+        rows = [[c, *(format_number(v) for v in (b0, *row))] for c, b0, row in zip(classes, intercept, coef)]
+        lines += text_table(["class", *names], rows)
+        payload["coefficients"] = {
+            c: dict(zip(names, [float(b0), *row.tolist()])) for c, b0, row in zip(classes, intercept, coef)
+        }
+    payload["intervals"] = None
+    if refused:
+        lines.append(f"intervals: {refused}")
+        payload["intervals_refused"] = refused
     if intervals is not None:
         lines.append("intervals: sampling error and privacy noise, from released and public quantities only")
-        payload["intervals"] = {"alpha": args.alpha, "lower": intervals[:, 0], "upper": intervals[:, 1]}
-    if corrected is not None:
-        payload["corrected"] = corrected
-    if args.model == "linear" and args.neighbours == "replace":
-        payload["n"] = int(model.n_samples_)
+        if hasattr(model, "release_information"):  # logistic: the release is shrunk by the ridge term
+            lines.append(
+                "corrected: the coefficient with the ridge term's shrinkage undone, the centre of the interval"
+                if corrected is not None
+                else "interval: centred on the corrected coefficient (the ridge term's shrinkage undone), not "
+                "printed: the correction is within its own noise"
+            )
+            payload["corrected"] = None if corrected is None else dict(zip(names, corrected.tolist()))
+        payload["intervals"] = {
+            "alpha": args.alpha,
+            "method": intervals.method,
+            "lower": dict(zip(intervals.names, intervals.lower.tolist())),
+            "upper": dict(zip(intervals.names, intervals.upper.tolist())),
+        }
+    payload["privacy"] = {
+        "epsilon": epsilon,
+        "rho": rho,
+        "neighbours": args.neighbours,
+        "releases": [privacy_terms(r) for r in releases],
+    }
+    payload["ledger"] = ledger
+    if args.debug:
+        # Private (released) values, but not what a reader of the model needs: the noisy statistics in the
+        # model's internal scaled units, shown only on request.
+        lines += ["", "released statistics (--debug; private, in the model's scaled units):"]
+        lines += [f"  {r.label}: {', '.join(format_number(v) for v in np.ravel(r.value))}" for r in releases]
+        payload["debug_released_statistics"] = [
+            {"label": r.label, "value": np.asarray(r.value).tolist()} for r in releases
+        ]
     if args.diagnostics:
         diag = dict(model.fit_diagnostics_.as_dict(), rows_dropped=n_dropped)
-        lines += ["", _BANNER] + [f"  {k}: {v}" for k, v in diag.items()]
+        lines += ["", _BANNER] + [f"  {k}: {_diagnostic(v)}" for k, v in diag.items()]
         payload["curator_only_diagnostics"] = diag
     emit(args, payload, lines)
 
 
-def _intervals(model, alpha, logistic):
-    """(intervals or None, corrected estimate or None, a line saying what they are or why there are none)."""
-    if not logistic:
-        return np.asarray(model.conf_int(alpha)), None, ""
-    if len(model.classes_) != 2:
-        return None, None, ""  # multiclass: no intervals
-    # Binary logistic: the release is shrunk by the ridge term, so the intervals are centred on
-    # the corrected estimate; it is printed where it is reliably closer to the non-private fit.
-    s = model.summary(alpha)
-    if s.refusal is not None:
-        hint = " Pass --inference-share (e.g. 0.5) for intervals." if model.information_release_ is None else ""
-        return None, None, f"no intervals: {s.refusal}.{hint}"
-    shown = bool(np.all(np.isfinite(s.corrected)))
-    note = (
-        "corrected: the coefficient with the ridge term's shrinkage undone, the centre of the interval"
-        if shown
-        else "interval: centred on the corrected coefficient (the ridge term's shrinkage undone), not printed: "
-        "the correction is within its own noise"
-    )
-    return s.conf_int, (s.corrected if shown else None), note
+def _diagnostic(value):
+    return format_number(value) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else value
+
+
+def _intervals(model, alpha):
+    """(the model's intervals, named, intercept first, or None; the public reason when it gives none;
+    the corrected estimate of a binary logistic fit where it is shown, or None)."""
+    try:
+        intervals = model.conf_int(alpha)
+    except IntervalUnavailableError as exc:  # refused with a public reason: say it, print no interval
+        return None, str(exc), None
+    except ValueError:  # a logistic fit that spent nothing on its Fisher information
+        return None, "none: no epsilon was spent on the Fisher information (pass --inference-share, e.g. 0.5)", None
+    corrected = None
+    if hasattr(model, "release_information"):  # binary logistic: the interval's centre, where reliable
+        shown = model.summary(alpha).corrected
+        corrected = shown if np.all(np.isfinite(shown)) else None
+    return intervals, "", corrected

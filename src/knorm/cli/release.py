@@ -13,16 +13,20 @@ from knorm.cli._common import (
     add_budget,
     add_data,
     add_output,
+    add_privacy_budget,
+    budget_words,
     emit,
+    format_interval,
+    format_number,
     new_parser,
     open_budget,
     parse_bounds,
-    positive_float,
     probability,
     read_csv,
     read_table,
     release_dict,
     seed_int,
+    text_table,
 )
 
 __all__ = ["add_parser"]
@@ -31,7 +35,7 @@ _EXAMPLES = {
     "mean": "knorm release mean houses.csv --column price --bounds price=0:1e6 --epsilon 0.5",
     "var": "knorm release var houses.csv --column age --bounds age=0:100 --epsilon 1 --budget study.sqlite",
     "std": "knorm release std houses.csv --column age --bounds age=0:100 --epsilon 1",
-    "sum": "knorm release sum sales.csv --column amount --bounds amount=0:500 --epsilon 1",
+    "sum": "knorm release sum sales.csv --column amount --bounds amount=0:500 --rho 0.5 --budget zcdp.sqlite",
     "count": "knorm release count visits.csv --column clicked,bought --epsilon 1   # no --column: the rows",
     "covariance": "knorm release covariance houses.csv --column rooms,age,income \\\n"
     "      --bounds rooms=1:10 --bounds age=0:100 --bounds income=0:15 --epsilon 1",
@@ -76,7 +80,7 @@ def add_parser(sub, parser_class):
             help="the column, or comma-separated columns, to release"
             + (" (0/1 indicators; default: count the rows)" if name == "count" else ""),
         )
-        p.add_argument("--epsilon", type=positive_float, required=True, help="privacy budget of this release")
+        add_privacy_budget(p, "this release")
         if name == "histogram":
             p.add_argument(
                 "--bins",
@@ -205,8 +209,11 @@ def run(args):
         else read_table(args.data, columns, drop_missing=args.drop_missing, delimiter=args.delimiter)[0]
     )
     bounds = parse_bounds(getattr(args, "bounds", None), [] if args.statistic in ("count", "histogram") else columns)
+    # Exactly one of epsilon and rho (argparse has refused both and neither): the stats
+    # functions take rho= for rho-zCDP releases (Gaussian noise) as they take epsilon=.
+    budget = {"epsilon": args.epsilon} if args.rho is None else {"rho": args.rho}
     common = dict(
-        epsilon=args.epsilon,
+        **budget,
         neighbours=args.neighbours,
         accountant=open_budget(args.budget),
         rng=args.seed,
@@ -245,18 +252,21 @@ def _report_chosen(args, release, columns, n):
     public_n = args.neighbours == "replace"
     names = [f"{name} {columns[0]}" for name in release.names]
     lines = [
-        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, epsilon {release.epsilon:g}"
+        f"knorm release {args.statistic}: {args.data}, column {columns[0]}, {budget_words(release)}"
         + (", n public (replace-one neighbours)" if public_n else ", n private (add/remove)"),
-        f"exponential mechanism over {release.n_candidates} public grid points, sampled exactly",
+        f"exponential mechanism over {format_number(release.n_candidates)} public grid points, sampled exactly",
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
-    width = max(len(name) for name in names)
-    lines.append(f"{'':<{width}}  {'value':>14}  {f'rank error ({1 - args.alpha:.0%})':>22}")
-    lines += [f"{name:<{width}}  {v:>14.6g}  {f'{e:.4g} records':>22}" for name, v, e in zip(names, release.value, t)]
+    rows = [[name, format_number(v), f"{format_number(e)} records"] for name, v, e in zip(names, release.value, t)]
+    lines += text_table(["", "value", f"rank error ({1 - args.alpha:.0%})"], rows)
     lines.append(
         "rank error: with the stated probability the value's rank is within it of q n (the data rounded to the grid)"
-        + (f"; here n = {n}, so the value is a q'-quantile with |q' - q| <= error / n" if public_n else "")
+        + (
+            f"; here n = {format_number(n)}, so the value is a q'-quantile with |q' - q| <= error / n"
+            if public_n
+            else ""
+        )
         + "; no value interval (it would need the data's distribution)"
     )
     payload = {
@@ -275,23 +285,19 @@ def _report(args, release, columns):
     names = [_rename(n, columns) for n in names]
     if args.statistic == "count":
         names = [f"count {c}" for c in columns] or ["rows"]
-    ci = np.asarray(release.conf_int(args.alpha))
+    interval = release.conf_int(args.alpha)
+    ci = np.asarray(interval)
     gain = release.gain
     lines = [
         f"knorm release {args.statistic}: {args.data}, {'column ' + ', '.join(columns) if columns else 'rows'}, "
-        f"epsilon {release.epsilon:g}"
+        f"{budget_words(release)}"
         + (", n public (replace-one neighbours)" if args.neighbours == "replace" else ", n private (add/remove)"),
-        f"noise: K-norm with K = {release.ball_name}, certified sensitivity {release.sensitivity.value:g} "
-        f"({release.sensitivity.kind})"
-        + (f"; Laplace would need {gain:.2f}x the epsilon" if math.isfinite(gain) else ""),
+        _noise_line(release),
     ]
     if release.ledger_entry is not None:
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
-    width = max(len(n) for n in names)
-    level = f"{1 - args.alpha:.0%} interval"
-    lines.append(f"{'':<{width}}  {'value':>14}  {level:>29}")
-    lines += [f"{n:<{width}}  {v:>14.6g}  [{a:>12.6g}, {b:>12.6g}]" for n, v, (a, b) in zip(names, value, ci)]
-    interval = release.conf_int(args.alpha)
+    rows = [[n, format_number(v), format_interval(a, b)] for n, v, (a, b) in zip(names, value, ci)]
+    lines += text_table(["", "value", f"{1 - args.alpha:.0%} interval"], rows)
     lines.append(f"intervals: {interval.method}; they cover this dataset's statistic (the noise), not a population")
     payload = {
         "command": f"release {args.statistic}",
@@ -302,6 +308,19 @@ def _report(args, release, columns):
         "intervals": {"alpha": args.alpha, "method": interval.method, "lower": ci[:, 0], "upper": ci[:, 1]},
     }
     emit(args, payload, lines)
+
+
+def _noise_line(release):
+    """How the noise was made: K-norm (epsilon) or Gaussian (rho), with the certified sensitivity."""
+    sens = f"certified sensitivity {format_number(release.sensitivity.value)} ({release.sensitivity.kind})"
+    if release.rho is not None:
+        return (
+            f"noise: Gaussian (rho-zCDP), {release.ball_name} shape, {sens}, sigma {format_number(release.noise_scale)}"
+        )
+    gain = release.gain
+    return f"noise: K-norm with K = {release.ball_name}, {sens}" + (
+        f"; Laplace would need {format_number(gain)}x the epsilon" if math.isfinite(gain) else ""
+    )
 
 
 def _rename(name, columns):

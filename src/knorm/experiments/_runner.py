@@ -14,7 +14,14 @@ __all__ = [
     "Claim",
     "Config",
     "Result",
+    "caption_figure",
+    "dodge",
     "epsilon_to_match",
+    "figure_caption",
+    "legend",
+    "mean_se",
+    "median_band",
+    "plain_log_yaxis",
     "pmap",
     "save_figure",
     "skipped_claims",
@@ -260,12 +267,141 @@ def log_epsilon_axis(ax):
     ax.set_xlabel("privacy budget $\\epsilon$ (log scale)")
 
 
+def plain_log_yaxis(ax):
+    """Put ``ax`` on a log y axis whose ticks read as plain numbers (0.1, 2, 30; never 2x10^0 or 1e-01)."""
+    from matplotlib.ticker import LogFormatter
+
+    class _Plain(LogFormatter):
+        # LogFormatter decides which ticks get a label (all minor ones on a short axis); %g writes it.
+        def __call__(self, x, pos=None):
+            return f"{x:g}" if super().__call__(x, pos) else ""
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_Plain(labelOnlyBase=False))
+    ax.yaxis.set_minor_formatter(_Plain(labelOnlyBase=False))
+
+
+def legend(ax, **kwargs):
+    """``ax.legend`` with the entries in the order they were drawn (error bars before reference lines)."""
+    from matplotlib.container import ErrorbarContainer
+
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(handles)), key=lambda i: not isinstance(handles[i], ErrorbarContainer))
+    return ax.legend([handles[i] for i in order], [labels[i] for i in order], **kwargs)
+
+
+def dodge(x, i, k, width=0.25):
+    """Shift the points ``x`` of series ``i`` of ``k`` on a base-2 log axis, so no series hides another.
+
+    The ``k`` series spread over ``width`` octaves centred on the true ``x``; the shift is
+    for legibility only (the caption says so), the values are unchanged.
+    """
+    return np.asarray(x, float) * 2.0 ** ((i - (k - 1) / 2) * width / max(k - 1, 1))
+
+
+def median_band(values):
+    """Median of ``values`` and the order statistics around it that cover it with 68% probability.
+
+    A distribution-free Monte Carlo error bar of a median: with m replicates, the j-th and
+    (m + 1 - j)-th smallest values, j the 15.87% quantile of Binomial(m, 1/2), bracket the
+    true median with probability at least 68.3%, the coverage of +-1 standard error
+    (the distribution-free interval for a quantile; David & Nagaraja 2003, Order Statistics). With one replicate the band is the
+    value itself.
+
+    Parameters
+    ----------
+    values : array_like
+        The replicates of one setting.
+
+    Returns
+    -------
+    tuple of float
+        (median, low, high).
+    """
+    from scipy import stats
+
+    v = np.sort(np.asarray(values, float))
+    m = v.size
+    j = max(int(stats.binom.ppf(0.15866, m, 0.5)), 1)  # a 1-based rank
+    return float(np.median(v)), float(v[j - 1]), float(v[m - j])
+
+
+def mean_se(values):
+    """Mean of ``values`` and its Monte Carlo standard error, sd / sqrt(m) (0 for one value).
+
+    Parameters
+    ----------
+    values : array_like
+        The replicates of one setting.
+
+    Returns
+    -------
+    tuple of float
+        (mean, standard error).
+    """
+    v = np.asarray(values, float)
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
+    return float(v.mean()), se
+
+
+#: Font size of the caption printed under every figure, in points.
+CAPTION_SIZE = 9
+
+
+def caption_figure(fig, caption):
+    """Print ``caption`` under the axes of ``fig``, wrapped to its width, and lay the figure out.
+
+    The figure grows by the caption's height, so the axes keep their size; the caption is
+    a text artist with gid 'caption'. A figure is then readable from its PNG alone.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, with its axes drawn.
+    caption : str
+        One paragraph: what is plotted, over how many replicates, what the bars are.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``.
+    """
+    import textwrap
+
+    fig.tight_layout()  # the axes as they are laid out without a caption, then moved up as a block
+    width, height = fig.get_size_inches()
+    # About 14.5 characters per inch at 9 points (DejaVu Sans), less a margin.
+    text = textwrap.fill(" ".join(caption.split()), width=int((width - 0.3) * 72 / (0.55 * CAPTION_SIZE)))
+    artist = fig.text(0.012, 0, text, ha="left", va="bottom", fontsize=CAPTION_SIZE, gid="caption")
+    margin = 6 / 72  # inches below the caption; above it, tight_layout's padding and 4 points more
+    extra = artist.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi + margin + 4 / 72
+    total = height + extra
+    positions = [ax.get_position() for ax in fig.axes]
+    fig.set_size_inches(width, total)
+    for ax, pos in zip(fig.axes, positions):
+        ax.set_position([pos.x0, (pos.y0 * height + extra) / total, pos.width, pos.height * height / total])
+    suptitle = getattr(fig, "_suptitle", None)  # kept at the same distance from the top
+    if suptitle is not None:
+        suptitle.set_y(1 - (1 - suptitle.get_position()[1]) * height / total)
+    artist.set_y(margin / total)
+    return fig
+
+
+def figure_caption(fig):
+    """Return the caption text artist of ``fig`` (see :func:`caption_figure`), or None."""
+    return next((t for t in fig.texts if t.get_gid() == "caption"), None)
+
+
 def save_figure(fig, path):
-    """Write ``fig`` as a PNG at ``path`` (creating folders), close it, return the path."""
+    """Write ``fig`` as a PNG at ``path`` (creating folders), close it, return the path.
+
+    A figure with a caption (:func:`caption_figure`) keeps the layout made there.
+    """
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    fig.tight_layout()
+    if figure_caption(fig) is None:
+        fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -6,12 +6,21 @@ import math
 
 import numpy as np
 
-from knorm.experiments._runner import save_figure, subplots
+from knorm.experiments._runner import caption_figure, save_figure, subplots
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism, rank_mechanisms
 from knorm.sensitivity import squared_statistic_space
 
-__all__ = ["example21_table", "figure_1"]
+__all__ = ["CAPTION", "example21_table", "figure", "figure_1"]
+
+#: The caption of Figure 1, printed under it.
+CAPTION = (
+    "Paper Figure 1 (Example 2.1): the statistic T(X) = (Σ X_i, Σ 2 X_i²) of records X_i in [-1, 1]. Blue: "
+    "its sensitivity space S_T, the differences T(X) - T(X') of neighbouring datasets; dashed: its convex "
+    "hull K_2, the optimal ball. Coloured: the ℓ1, ℓ2 and ℓ∞ balls scaled to the exact sensitivities "
+    "(left: the smallest radius containing S_T) and to the naive per-coordinate ones (right). A K-norm "
+    "mechanism's noise grows with the volume of its ball: the smaller the ball around S_T, the better."
+)
 
 _PS = {"l1": 1, "l2": 2, "linf": math.inf}
 
@@ -75,22 +84,17 @@ def _ball_boundary(ball, n=721):
     return d / ball.norm(d)[:, None]
 
 
-def figure_1(path):
-    """Write the paper's Figure 1 (both panels) as a PNG at ``path`` and return the path.
+def figure():
+    """Draw the paper's Figure 1 (both panels) with its caption.
 
     Left: S_T with the l1, l2, l_inf balls at the exact sensitivities; right: at the
     naive per-coordinate sensitivities (Eq. ApproximateSensitivity). The hull K_2
     is drawn dashed in both. Needs matplotlib.
 
-    Parameters
-    ----------
-    path : str or Path
-        Where to write the PNG (folders are created).
-
     Returns
     -------
-    Path
-        The path written.
+    matplotlib.figure.Figure
+        The figure.
     """
     space = squared_statistic_space()
     poly = _space_polygon()
@@ -120,7 +124,23 @@ def figure_1(path):
         ax.legend(loc="lower left", fontsize=8)
     axes[0].set_ylabel("$u_2$")
     fig.suptitle("Example 2.1: $T(X) = (\\sum X_i, \\sum 2X_i^2)$, $X_i \\in [-1, 1]$")
-    return save_figure(fig, path)
+    return caption_figure(fig, CAPTION)
+
+
+def figure_1(path):
+    """Write the paper's Figure 1 (:func:`figure`) as a PNG at ``path`` and return the path.
+
+    Parameters
+    ----------
+    path : str or Path
+        Where to write the PNG (folders are created).
+
+    Returns
+    -------
+    Path
+        The path written.
+    """
+    return save_figure(figure(), path)
 
 
 def run(config):
@@ -219,7 +239,5 @@ def run(config):
         [fig],
         summary,
         claims,
-        {
-            "figure1_example21.png": "Paper Figure 1: the sensitivity space S_T of Example 2.1, its hull K_2 (the optimal ball) and the l1, l2 and l_inf balls scaled to their exact (left) and naive per-coordinate (right) sensitivities."
-        },
+        {"figure1_example21.png": CAPTION},
     )

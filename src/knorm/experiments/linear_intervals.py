@@ -16,10 +16,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from knorm.experiments._runner import Claim, Result, pmap, save_figure, skipped_claims, subplots, task_rng
+from knorm.experiments._runner import (
+    Claim,
+    Result,
+    caption_figure,
+    dodge,
+    legend,
+    log_epsilon_axis,
+    plain_log_yaxis,
+    pmap,
+    save_figure,
+    skipped_claims,
+    subplots,
+    task_rng,
+)
 from knorm.experiments.linear_sim import BETA, BOUND_Y, P
 
-__all__ = ["run", "EPSILONS", "NS", "LEVEL", "BAND"]
+__all__ = ["run", "EPSILONS", "NS", "LEVEL", "BAND", "caption", "figure"]
 
 NS = [10_000, 100_000]
 EPSILONS = [0.25, 1.0, 4.0]
@@ -93,7 +106,7 @@ def run(config):
     width = dp.groupby(["n", "eps"])[wid_cols].mean()
     width.columns = NAMES
     ratio = width.div(ols_width, level="n")
-    fig = _figure(coverage, ratio, reps, config.out / "linear_intervals.png")
+    fig = save_figure(figure(coverage, ratio, reps), config.out / "linear_intervals.png")
 
     se = (LEVEL * (1 - LEVEL) / reps) ** 0.5
     claims = []
@@ -153,27 +166,83 @@ def run(config):
         "linear_intervals_width": width.reset_index(),
         "linear_intervals_width_ratio": ratio.reset_index(),
     }
-    return Result("linear_intervals", tables, [fig], summary, claims, replicates=(reps, FULL_REPS))
+    captions = {"linear_intervals.png": caption(reps)}
+    return Result("linear_intervals", tables, [fig], summary, claims, captions, replicates=(reps, FULL_REPS))
 
 
-def _figure(coverage, ratio, reps, path):
+def caption(reps):
+    """Return the caption of the figure for ``reps`` replicates per setting.
+
+    Parameters
+    ----------
+    reps : int
+        Replicates per setting.
+
+    Returns
+    -------
+    str
+        The caption, one paragraph.
+    """
+    return (
+        "Ours, beyond the paper (its Section 5.2 simulation: p = 5 predictors uniform on [-1, 1], Y normal "
+        "around Xβ, |Y| bounded by 8.5): left, how often the 95% interval of LinearRegression.conf_int "
+        "(default settings) covers the true coefficient, for the intercept and each slope, against ε; "
+        f"each point is the share of {reps:,} replicates, its bar ±1 binomial Monte Carlo standard error; "
+        "the grey band is the claim [0.93, 0.97], the black line the nominal 0.95. Right: the mean width "
+        "of the private interval over that of the non-private OLS t-interval on the same data (1 = no "
+        "price for privacy; log scale); the five slopes' widths nearly coincide. Points are shifted "
+        "sideways a little so that none hides another."
+    )
+
+
+_MARKERS = ["o", "s", "^", "v", "D", "P"]
+_LINES = ["-", "--", "-.", ":", "-", "--"]
+
+
+def figure(coverage, ratio, reps):
+    """Draw the coverage and the relative width of the private intervals, one row of panels per n.
+
+    Parameters
+    ----------
+    coverage : pandas.DataFrame
+        Coverage per coefficient (columns), indexed by (n, eps) (the experiment's
+        ``linear_intervals_coverage`` table, indexed).
+    ratio : pandas.DataFrame
+        Mean width over the OLS width, indexed and laid out as ``coverage``.
+    reps : int
+        Replicates per setting (for the binomial error bars and the titles).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, with its caption.
+    """
     ns = sorted(coverage.index.get_level_values("n").unique())
-    fig, axes = subplots(len(ns), 2, figsize=(10, 3.8 * len(ns)), squeeze=False)
-    se = (LEVEL * (1 - LEVEL) / reps) ** 0.5
+    fig, axes = subplots(len(ns), 2, figsize=(11.5, 3.9 * len(ns)), squeeze=False)
+    k = len(NAMES)
     for (ax_c, ax_w), n in zip(axes, ns):
         c, r = coverage.loc[n], ratio.loc[n]
-        for name in NAMES:
-            ax_c.plot(c.index, c[name], "o-", ms=4, label=name)
-            ax_w.plot(r.index, r[name], "o-", ms=4, label=name)
+        for i, name in enumerate(NAMES):
+            style = dict(marker=_MARKERS[i % 6], ls=_LINES[i % 6], ms=4, label=name)
+            se = np.sqrt(c[name] * (1 - c[name]) / reps)
+            ax_c.errorbar(dodge(c.index, i, k, 0.5), c[name], yerr=se, capsize=2, **style)
+            ax_w.plot(dodge(r.index, i, k, 0.5), r[name], **style)
         ax_c.axhspan(*BAND, color="grey", alpha=0.2, label=f"claim [{BAND[0]}, {BAND[1]}]")
-        ax_c.axhline(LEVEL, color="k", lw=1)
-        ax_c.set_ylim(min(0.85, float(c.to_numpy().min()) - 2 * se), 1.0)
-        ax_c.set_title(f"coverage of 95% intervals, n = {n:,} ({reps} replicates)")
+        ax_c.axhline(LEVEL, color="k", lw=1, label=f"nominal {LEVEL}")
+        se = np.sqrt(c * (1 - c) / reps)
+        low, high = float((c - se).to_numpy().min()), float((c + se).to_numpy().max())
+        # Room beyond the bars and the band: a point at 1.00 does not sit on the frame.
+        ax_c.set_ylim(min(0.9, low - 0.01), max(BAND[1], high) + 0.01)
+        ax_c.set_ylabel("coverage of the true coefficient")
+        ax_c.set_title(f"coverage of 95% intervals, n = {n:,} ({reps:,} replicates)")
         ax_w.axhline(1.0, color="k", lw=1)
-        ax_w.set_yscale("log")
+        plain_log_yaxis(ax_w)
+        ax_w.set_ylabel("mean width / OLS width (log scale)")
         ax_w.set_title(f"width / non-private OLS width, n = {n:,}")
         for ax in (ax_c, ax_w):
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("$\\epsilon$")
-        ax_c.legend(fontsize=7, ncol=2, loc="lower right")
-    return save_figure(fig, path)
+            log_epsilon_axis(ax)
+    legend(axes[0, 1], fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    keep = [i for i, lab in enumerate(labels) if lab not in NAMES]  # the band and the nominal line
+    axes[0, 0].legend([handles[i] for i in keep], [labels[i] for i in keep], fontsize=8, loc="lower left")
+    return caption_figure(fig, caption(reps))

@@ -17,7 +17,7 @@ from knorm._seeds import fingerprint, new_salt, state_key
 from knorm._validation import check_rng
 from knorm.exceptions import PrivacyWarning
 
-__all__ = ["ReleaseRules", "nonprivate", "nonprivate_active", "warn_fixed_seed"]
+__all__ = ["ReleaseRules", "budget", "nonprivate", "nonprivate_active", "resolve_accountant", "warn_fixed_seed"]
 
 # Fingerprints of the states drawn from without an accountant in this process (see warn_fixed_seed).
 _PROCESS_SALT = new_salt()
@@ -26,6 +26,12 @@ _SEEN_LOCK = threading.Lock()
 _WARNINGS = itertools.count(1)
 # True inside ``nonprivate()``: releases add no noise and charge nothing.
 _NONPRIVATE = contextvars.ContextVar("knorm_nonprivate", default=False)
+# The accountant of the enclosing ``budget()`` block of this context (thread, task), or None.
+_BUDGET: contextvars.ContextVar = contextvars.ContextVar("knorm_budget", default=None)
+# How many budget() blocks are open in this process, in any context: a release with no accountant in a
+# context outside every block warns while another context has one open (see budget, Notes).
+_OPEN_BLOCKS = 0
+_OPEN_LOCK = threading.Lock()
 
 
 def warn_fixed_seed(rng, gen):
@@ -102,6 +108,203 @@ def nonprivate_active():
     return _NONPRIVATE.get()
 
 
+def _budget_accountant(total_epsilon, total_rho, path, accountant):
+    """The accountant a ``budget()`` block charges, and whether the block opened it (then it closes it)."""
+    owner = "knorm.budget"
+    if accountant is not None:
+        given = {"total_epsilon": total_epsilon, "total_rho": total_rho, "path": path}
+        clash = [f"{k}={v!r}" for k, v in given.items() if v is not None]
+        if clash:
+            raise ValueError(
+                f"The 'accountant' parameter of {owner} excludes total_epsilon, total_rho and path: the accountant "
+                f"has its budget (and its file) already. Got accountant={accountant!r} and {', '.join(clash)} instead."
+            )
+        if not callable(getattr(accountant, "spend", None)):
+            raise TypeError(
+                f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with a 'spend' "
+                f"method) or None. Got {accountant!r} instead."
+            )
+        return accountant, False
+    from knorm.accounting import PrivacyAccountant
+    from knorm.accounting.accountant import _check_totals
+
+    kind, total = _check_totals(total_epsilon, total_rho, owner, required=path is None)
+    totals = {} if kind is None else {f"total_{kind}": total}
+    if path is None:
+        return PrivacyAccountant(**totals), True
+    if kind is None:  # a later session: the file holds the total (open never creates)
+        return PrivacyAccountant.open(path), True
+    try:
+        return PrivacyAccountant.create(path, **totals), True  # refuses a path where anything exists
+    except FileExistsError as err:
+        raise FileExistsError(
+            f"{err} To go on spending that ledger in a block, pass its path without a total: knorm.budget(path=...)."
+        ) from None
+
+
+@contextlib.contextmanager
+def budget(total_epsilon=None, *, total_rho=None, path=None, accountant=None):
+    """Charge every release made inside this block to one privacy accountant, which it yields.
+
+    Inside ``with knorm.budget(total_epsilon=3.0) as acc:`` each release that passes no
+    ``accountant=`` (the functions of :mod:`knorm.stats`, a mechanism's ``release``, an
+    estimator's ``fit``) is charged to ``acc``, before its noise is drawn, exactly as if
+    ``accountant=acc`` had been passed; a release that would overspend is refused.
+
+    Parameters
+    ----------
+    total_epsilon : float, optional
+        The whole budget in pure epsilon-DP, in (0, inf): the block makes a new
+        :class:`~knorm.accounting.PrivacyAccountant` (in memory, or in the file ``path``).
+    total_rho : float, optional
+        Instead of ``total_epsilon`` (exactly one of the two): the whole budget in rho-zCDP.
+    path : str or os.PathLike, optional
+        Keep the ledger in this SQLite file. With a total, the file is created
+        (:meth:`PrivacyAccountant.create <knorm.accounting.PrivacyAccountant.create>`, which
+        refuses a path where anything exists); without one, the existing ledger is opened
+        (:meth:`PrivacyAccountant.open <knorm.accounting.PrivacyAccountant.open>`, which
+        never creates), so a later session goes on spending the same budget. The block
+        closes the file when it ends.
+    accountant : PrivacyAccountant, optional
+        Instead of the three above: charge this existing accountant (the block does not
+        close it).
+
+    Yields
+    ------
+    PrivacyAccountant
+        The accountant charged inside the block.
+
+    Raises
+    ------
+    RuntimeError
+        If a block is already open in this context (thread or task) with another
+        accountant: blocks do not nest, since an inner one would shadow the outer total.
+    ValueError, TypeError
+        If the budget is given twice or not at all (the messages say which).
+
+    See Also
+    --------
+    knorm.accounting.PrivacyAccountant : The ledger itself, and the explicit ``accountant=``.
+    nonprivate : The noise-free block (it charges nothing, inside a budget too).
+
+    Notes
+    -----
+    Where the block applies. The accountant is held in a :mod:`contextvars` variable, so:
+
+    * a release in the block's own context (its thread, and every function called from
+      it) is charged to the block;
+    * a thread has its own context: a thread started inside the block (``threading``,
+      ``concurrent.futures``, joblib's thread backend) does **not** see the block, because
+      Python starts a thread with an empty context (up to 3.13, and on default builds of
+      3.14). Its releases are not charged to the block; so that this is never silent, a
+      release with no accountant made outside every block while a block is open elsewhere
+      in this process emits a :class:`~knorm.exceptions.PrivacyWarning`. To charge the
+      block from a thread, run the thread's work in ``contextvars.copy_context().run``
+      (started inside the block), or open ``knorm.budget(accountant=acc)`` in the thread,
+      or pass ``accountant=acc``. Threads that each open their own block charge their own
+      budgets, independently;
+    * an asyncio task copies the context it is created in: a task created inside the block
+      is charged to it, and a task that opens its own block does not affect the others;
+    * other processes (joblib's default backend, multiprocessing, Dask) never see the
+      block: pass a file accountant to them explicitly (see the budget guide).
+
+    Rules inside the block. An explicit ``accountant=`` must be the block's accountant (it
+    is then charged once, as usual); a different one is refused with ValueError before
+    anything is charged or drawn, since its releases would escape the block's total. A
+    second ``budget()`` opened inside the block is refused (RuntimeError), unless it names
+    the same accountant (``budget(accountant=acc)``, a no-op). Inside
+    :func:`nonprivate`, nothing is charged, in a block or not. A context copied inside the
+    block keeps the accountant after the block ends; an accountant the block opened from
+    ``path`` is closed then, and refuses further charges.
+
+    Examples
+    --------
+    >>> import knorm
+    >>> import knorm.stats as dp
+    >>> with knorm.budget(total_epsilon=1.0) as acc:
+    ...     mean = dp.mean([1.0, 2.0, 3.0], (0, 5), epsilon=0.5)
+    ...     count = dp.count([1, 0, 1], epsilon=0.25, neighbours="add_remove")
+    >>> acc.spent, mean.ledger_entry.position, count.ledger_entry.position
+    (0.75, 0, 1)
+    >>> with knorm.budget(total_epsilon=1.0):
+    ...     with knorm.budget(total_epsilon=1.0):
+    ...         pass
+    Traceback (most recent call last):
+    ...
+    RuntimeError: knorm.budget blocks do not nest: ...
+    """
+    global _OPEN_BLOCKS
+    active = _BUDGET.get()
+    if active is not None and (accountant is None or accountant is not active):
+        raise RuntimeError(
+            f"knorm.budget blocks do not nest: a block charging {active!r} is already open in this context, and a "
+            "second one would shadow it (the releases inside would escape its total). Charge the open block "
+            "(every release inside it is), or end it first. Nothing was opened."
+        )
+    acc, owned = _budget_accountant(total_epsilon, total_rho, path, accountant)
+    token = _BUDGET.set(acc)
+    with _OPEN_LOCK:
+        _OPEN_BLOCKS += 1
+    try:
+        yield acc
+    finally:
+        with _OPEN_LOCK:
+            _OPEN_BLOCKS -= 1
+        _BUDGET.reset(token)
+        if owned:
+            acc.close()
+
+
+def resolve_accountant(accountant, owner):
+    """Return the accountant a release charges: ``accountant``, else the enclosing :func:`budget`'s.
+
+    The one place where the block's accountant is looked up (``ReleaseRules._publish``,
+    and the estimators' check of a fit's whole budget before its first release).
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant or None
+        The one the caller passed.
+    owner : str
+        The public function or method, for the message.
+
+    Returns
+    -------
+    PrivacyAccountant or None
+        The block's accountant inside a block; outside, ``accountant``.
+
+    Raises
+    ------
+    ValueError
+        Inside a block, if ``accountant`` is another accountant than the block's.
+    """
+    active = _BUDGET.get()
+    if active is None or accountant is None or accountant is active:
+        return active if active is not None else accountant
+    raise ValueError(
+        f"The 'accountant' parameter of {owner} must be None or the accountant of the enclosing knorm.budget "
+        f"block, which charges every release inside it ({active!r}). Got another accountant, {accountant!r}, "
+        "instead: its charge would escape the block's total. Nothing was charged. Pass no accountant, or make "
+        "the release outside the block."
+    )
+
+
+def _warn_outside_block(owner):
+    """Warn about a release charged to nothing while a budget() block is open in another context."""
+    with _OPEN_LOCK:
+        open_elsewhere = _OPEN_BLOCKS
+    if not open_elsewhere:
+        return
+    warnings.warn(
+        f"A release ({owner}) was made with no accountant, outside every knorm.budget block of its context, while "
+        f"{open_elsewhere} block(s) are open elsewhere in this process (another thread or task): it was NOT charged "
+        "to any budget. A thread does not inherit the block it is started in (contextvars); run its work in "
+        "contextvars.copy_context().run(...), open knorm.budget(accountant=acc) in the thread, or pass accountant=.",
+        PrivacyWarning,
+        stacklevel=4,
+    )
+
+
 class ReleaseRules:
     """The one path of the privacy rules, shared by every mechanism that publishes.
 
@@ -124,6 +327,10 @@ class ReleaseRules:
         this process); only then is noise drawn and the value built. Inside
         :func:`nonprivate` nothing is charged and the record says so.
 
+        Without ``accountant``, the accountant of the enclosing :func:`budget` block is
+        charged (:func:`resolve_accountant`); inside a block an explicit one must be the
+        block's.
+
         A rho-zCDP release (:class:`~knorm.mechanisms.GaussianMechanism`) passes ``rho``
         (and ``epsilon=None``): the accountant is charged ``spend(rho=rho)``, which a pure
         epsilon ledger refuses, and ``rho`` goes to the record.
@@ -139,6 +346,9 @@ class ReleaseRules:
                 f"The 'accountant' parameter of {owner} must be a PrivacyAccountant (an object with "
                 f"a 'spend' method) or None. Got {accountant!r} instead."
             )
+        accountant = resolve_accountant(accountant, owner)  # the enclosing budget() block's, if any
+        if accountant is None:
+            _warn_outside_block(owner)
         entry = None
         if accountant is not None:
             if rho is not None:

@@ -42,10 +42,20 @@ import numpy as np
 from knorm.sensitivity import SensitivitySpace
 from knorm.sensitivity.quadratic import QuadraticStatistic
 
-__all__ = ["HullPoints", "certify", "hull_points", "min_trace_shape", "min_volume_shape"]
+__all__ = [
+    "HullPoints",
+    "certify",
+    "certify_precision",
+    "gram_lower_bound",
+    "hull_points",
+    "min_trace_shape",
+    "min_volume_shape",
+]
 
-#: The most record points a shaped Gaussian certifies (pairs: their square).
-MAX_POINTS = 4096
+#: The most record points a shaped Gaussian certifies (pairs: their square). Measured on the
+#: 2-core reference machine, a first covariance release under rho fits and certifies 3^6 = 729
+#: points in about 8 s and 3^7 = 2187 in about 94 s: beyond 1024 the spherical Gaussian is used.
+MAX_POINTS = 1024
 _U = 2.0**-53
 
 
@@ -108,7 +118,8 @@ def _quadratic_points(stat):
     image of a product of polytopes under a map affine in each factor lies in the hull of
     the images of the products of their vertices (fix all factors but one: the image of
     that factor is in the hull of its vertices' images; induct). So
-    t(D) is in Hull(t~(vertices)) =: Hull(P). Computed in exact rationals, then rounded once.
+    t(D) is in Hull(t~(vertices)) =: Hull(P). Computed exactly (integers over a power of two),
+    then rounded once.
     """
     A, b = np.asarray(stat.A, float), np.asarray(stat.b, float)
     const = np.asarray(stat.const, float)  # cancels in P - P; part of t(D) for add/remove neighbours
@@ -123,22 +134,44 @@ def _quadratic_points(stat):
             f"The shaped Gaussian needs the {count} vertex images of the statistic's relaxation, more than "
             f"{MAX_POINTS} (their pairs are certified one by one): use shape='spherical'."
         )
-    Af = [[[Fraction(float(A[j, i, k])) for k in range(d)] for i in range(d)] for j in range(stat.dim)]
-    bf = [[Fraction(float(v)) for v in b[j]] for j in range(stat.dim)]
-    rows, exact = [], True
-    for combo in itertools.product(*factors):
-        z = [c[0] for c in combo]
-        s = [c[1] if c[1] is not None else c[0] * c[0] for c in combo]
-        row = []
-        for j in range(stat.dim):
-            val = sum((Af[j][i][i] * s[i] for i in range(d)), Fraction(0))
-            val += sum((Af[j][i][k] * z[i] * z[k] for i in range(d) for k in range(d) if i != k), Fraction(0))
-            val += sum((bf[j][i] * z[i] for i in range(d)), Fraction(0))
-            row.append(val + Fraction(float(const[j])))
-        floats = [float(v) for v in row]
-        exact = exact and all(Fraction(f) == v for f, v in zip(floats, row))
-        rows.append(floats)
-    return np.array(rows), (0.0 if exact else _U)
+    # Exact rationals as integers over one power-of-two denominator each (every binary64 number, and the
+    # triangles' (lo + hi) / 2 and lo hi, is a dyadic rational): the sums below are exact integer arithmetic.
+    z_num, z_den = _dyadic([c[0] for f in factors for c in f])
+    s_num, s_den = _dyadic([c[1] if c[1] is not None else c[0] * c[0] for f in factors for c in f])
+    a_num, a_den = _dyadic(A.ravel().tolist())
+    b_num, b_den = _dyadic(b.ravel().tolist())
+    c_num, c_den = _dyadic(const.tolist())
+    den = max(a_den * s_den, a_den * z_den * z_den, b_den * z_den, c_den)  # all powers of two: a common multiple
+    starts = np.cumsum([0] + [len(f) for f in factors])
+    index = np.array(list(itertools.product(*[range(len(f)) for f in factors])), dtype=np.int64).reshape(count, d)
+    Z = np.array(z_num, dtype=object)[index + starts[:-1]]  # (count, d) numerators of z
+    S = np.array(s_num, dtype=object)[index + starts[:-1]]
+    An = np.array(a_num, dtype=object).reshape(stat.dim, d, d)
+    diag = np.stack([An[:, i, i] for i in range(d)])  # (d, m)
+    off = An.copy()
+    for i in range(d):
+        off[:, i, i] = 0
+    ZZ = (Z[:, :, None] * Z[:, None, :]).reshape(count, d * d)
+    num = (S @ diag) * (den // (a_den * s_den))
+    num = num + (ZZ @ off.reshape(stat.dim, d * d).T) * (den // (a_den * z_den * z_den))
+    num = num + (Z @ np.array(b_num, dtype=object).reshape(stat.dim, d).T) * (den // (b_den * z_den))
+    num = num + np.array(c_num, dtype=object)[None, :] * (den // c_den)
+    rows = np.empty(num.shape)
+    exact = True
+    for idx, v in np.ndenumerate(num):
+        f = int(v) / den  # Python's int true division: correctly rounded
+        p, q = f.as_integer_ratio()
+        exact = exact and p * den == int(v) * q
+        rows[idx] = f
+    return rows, (0.0 if exact else _U)
+
+
+def _dyadic(values):
+    """(integer numerators, D): values = numerators / D exactly, D a power of two (binary64 or dyadic Fractions)."""
+    fr = [Fraction(v) for v in values]
+    den = max((f.denominator for f in fr), default=1)
+    assert den & (den - 1) == 0, "dyadic rationals only"
+    return [f.numerator * (den // f.denominator) for f in fr], den
 
 
 def hull_points(space):
@@ -217,7 +250,7 @@ def _refine(V, solve, *, tol=1e-6, add=300, max_rounds=60):
     return M / worst  # the certification pays any excess; this only loses tightness
 
 
-def min_trace_shape(V, *, solver=None):
+def min_trace_shape(V, *, solver=None, basis=None):
     """Return M, positive definite, with v' M v <= 1 on V (nearly) and tr(M^{-1}) minimal: the min-trace ellipsoid.
 
     Parameters
@@ -226,6 +259,9 @@ def min_trace_shape(V, *, solver=None):
         Points (the ellipsoid is centred; -V is covered by symmetry).
     solver : str, optional
         A cvxpy solver name ('CLARABEL' by default, else 'SCS').
+    basis : sequence of ndarray of shape (m, m), optional
+        Symmetric matrices B_i: M is sought as sum theta_i B_i (a family invariant under the
+        symmetries of V holds the optimum, and the SDP then has len(basis) variables).
 
     Returns
     -------
@@ -246,6 +282,25 @@ def min_trace_shape(V, *, solver=None):
         ) from err
     m = V.shape[1]
     name = solver or ("CLARABEL" if "CLARABEL" in cp.installed_solvers() else "SCS")
+    if basis is not None:
+        B = [np.asarray(b, dtype=float) for b in basis]
+
+        def solve_family(W):
+            theta = cp.Variable(len(B))
+            F = np.stack([np.einsum("ij,jk,ik->i", W, b, W) for b in B], axis=1)  # v' B_i v
+            M = cp.sum([theta[i] * B[i] for i in range(len(B))])
+            problem = cp.Problem(cp.Minimize(cp.tr_inv(M)), [F @ theta <= 1])
+            problem.solve(solver=name)
+            if theta.value is None:
+                raise RuntimeError(f"cvxpy ({name}) found no minimum-trace ellipsoid: status {problem.status}.")
+            out = sum(t * b for t, b in zip(theta.value, B))
+            out = (out + out.T) / 2
+            w, U = np.linalg.eigh(out)
+            if w.min() <= 0:
+                raise RuntimeError(f"cvxpy ({name}) returned a shape that is not positive definite.")
+            return out
+
+        return _refine(V, solve_family)
 
     def solve(W):
         M = cp.Variable((m, m), PSD=True)
@@ -386,3 +441,112 @@ def certify(factor, points):
             bound = diff + E[start:stop, None, :] + E[None, :, :]
             worst = max(worst, float(np.max(np.sum(bound * bound, axis=2))))
     return worst * pad / (1 - err) ** 2 * (1 + 4 * _U)
+
+
+def _pad(n):
+    """1 + 4 gamma_{n + 4}: covers the relative rounding of a float computation of n non-negative terms and a few more."""
+    return 1.0 + 4.0 * _gamma(n + 4)
+
+
+def certify_precision(A, points):
+    """Return s >= sup over v in V of v' A v for the binary64 matrix A, rigorously.
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, m)
+        A symmetric matrix (its binary64 entries are the exact numbers certified).
+    points : HullPoints
+        The certified points: V = P - P (replace-one) or P union -P (add/remove-one).
+
+    Returns
+    -------
+    float
+        An upper bound on sup_V v' A v, hence (A positive semi-definite, S_T in the hull
+        of V, the form convex) on sup over S_T of u' A u.
+
+    Notes
+    -----
+    With H = fl(P A) and G = fl(H P'), each entry an inner product of length m, Higham
+    (2002, Section 3.1) gives |G - P A P'| <= gamma_m (|H| |P'| + |P| |A| |P'|); the exact
+    records P* (within the relative ``error`` e of P) add (2e + e^2) |P| |A| |P'|. Call that
+    bound W, computed in binary64 from non-negative terms and padded by 1 + 4 gamma_{m+4}
+    (such a computation underestimates by at most about 2 gamma_m). Then for v = p_i - p_j,
+    v' A v <= G_ii - 2 G_ij + G_jj + W_ii + 2 W_ij + W_jj, evaluated in binary64 and raised
+    by 4 gamma_10 times the sum of the magnitudes involved (an absolute allowance: the
+    evaluation, cancellation included, errs by at most about 8u of them); for add/remove
+    v = +-p_i, G_ii + W_ii likewise. The largest value is padded by 1 + 4u at the end. The diagonal entries are computed separately (rowwise inner
+    products), each bounded the same way.
+    """
+    A = np.asarray(A, dtype=float)
+    P = np.asarray(points.records, dtype=float)
+    m = A.shape[0]
+    e = float(points.error)
+    g = _gamma(m)
+    c = (g + 2 * e + e * e) * (1 + _U)
+    H = P @ A
+    absP, absH = np.abs(P), np.abs(H)
+    PA = absP @ np.abs(A)
+    pad = _pad(m)
+    gdiag = np.einsum("ij,ij->i", H, P)
+    wdiag = (g * np.einsum("ij,ij->i", absH, absP) + c * np.einsum("ij,ij->i", PA, absP)) * pad
+    slack = 4 * _gamma(10)
+    if points.neighbours != "replace":
+        worst = float(np.max(gdiag + wdiag + slack * (np.abs(gdiag) + wdiag)))
+    else:
+        worst = -math.inf
+        k = len(P)
+        for start in range(0, k, 512):
+            stop = min(k, start + 512)
+            G = H[start:stop] @ P.T
+            W = (g * (absH[start:stop] @ absP.T) + c * (PA[start:stop] @ absP.T)) * pad
+            T = (gdiag[start:stop, None] + gdiag[None, :] - 2 * G) + (wdiag[start:stop, None] + wdiag[None, :] + 2 * W)
+            mag = np.abs(gdiag[start:stop, None]) + np.abs(gdiag[None, :]) + 2 * np.abs(G)
+            mag = mag + wdiag[start:stop, None] + wdiag[None, :] + 2 * W
+            U = T + slack * mag
+            rows = np.arange(start, stop)
+            U[rows - start, rows] = -math.inf  # v = 0 is not a difference
+            worst = max(worst, float(np.max(U)))
+    if not worst > 0:
+        raise ValueError("The certified points give no positive v' A v: A is not positive definite on S_T.")
+    return math.nextafter(worst * (1 + 4 * _U), math.inf)
+
+
+def gram_lower_bound(A, F):
+    """Return beta, a Fraction with lambda_min(F' A F) >= beta, rigorously (binary64 A symmetric, F square).
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, m)
+        A symmetric matrix (exactly: A == A.T).
+    F : ndarray of shape (m, m)
+        A factor (binary64).
+
+    Returns
+    -------
+    Fraction
+        A lower bound beta on the least eigenvalue of the exact F' A F. With beta > 0, F is invertible
+        and ||F^{-1} u||^2 <= u' A u / beta for every u (put u = F w: u' A u = w' F'AF w >= beta ||w||^2).
+
+    Notes
+    -----
+    C = fl(F' A) and B = fl(C F) satisfy |B - F' A F| <= gamma_m (|C| |F| + |F'| |A| |F|)
+    (Higham 2002, Section 3.1): W, computed from non-negative terms and padded by
+    1 + 4 gamma_{m+4}. For a float s0 (the median of diag B), D = fl(B - s0 I) is off by at
+    most u |D_ii| on the diagonal. F' A F is symmetric, so by Weyl's inequality its least
+    eigenvalue is at least s0 - ||F' A F - s0 I||_2 >= s0 - ||E||_F with E = |D| (1 + 2u on
+    the diagonal) + W, whose Frobenius norm is computed in binary64 and padded by
+    1 + 4 gamma_{m^2 + 4}. The subtraction s0 - ||E||_F is exact (rationals).
+    """
+    A = np.asarray(A, dtype=float)
+    F = np.asarray(F, dtype=float)
+    m = A.shape[0]
+    g = _gamma(m)
+    C = F.T @ A
+    B = C @ F
+    absF = np.abs(F)
+    W = g * (np.abs(C) @ absF + (absF.T @ np.abs(A)) @ absF) * _pad(m)
+    s0 = float(np.median(np.diag(B)))
+    D = np.abs(B - s0 * np.eye(m))
+    D[np.diag_indices(m)] *= 1 + 2 * _U
+    fro = math.sqrt(float(np.sum((D + W) ** 2))) * _pad(m * m)
+    return Fraction(s0) - Fraction(math.nextafter(fro, math.inf))

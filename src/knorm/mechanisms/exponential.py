@@ -154,6 +154,8 @@ class ExponentialRelease(Release):
         As for :class:`Release` (``noise_law`` is None: the value is not the statistic plus noise).
     rho : None
         As for :class:`Release`: None, the exponential mechanism is pure epsilon-DP.
+    population : None
+        As for :class:`Release`: None, no population inference is defined for it.
     n_candidates : int
         The number n_C of public candidates of each row.
     rates : tuple of Fraction
@@ -191,13 +193,15 @@ class ExponentialRelease(Release):
         log_ratio = math.log(self.n_candidates / alpha)
         return np.array([log_ratio * float(u / r) if r else math.inf for r, u in zip(self.rates, self.units)])
 
-    def conf_int(self, alpha=0.05, *, n_draws=None):
+    def conf_int(self, alpha=0.05, *, kind="noise", n_draws=None):
         """Refuse: an exponential-mechanism release has no value interval made of public quantities.
 
         Parameters
         ----------
         alpha : float, default 0.05
             Unused.
+        kind : {'noise', 'population'}, default 'noise'
+            Unused: neither kind is defined.
         n_draws : int, optional
             Unused.
 

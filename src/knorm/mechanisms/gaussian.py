@@ -21,8 +21,19 @@ Privacy, by sampler:
 
 Shapes: 'spherical' (L = I, noise scaled to the l2 sensitivity), 'trace' (the ellipsoid of
 least trace around certified vertices of S_T, so the least total variance) and 'volume'
-(least volume, Khachiyan). A shaped law is correlated: it has no exact lattice sampler here,
-so shaped releases are continuous, and sampler='lattice' with a shape is refused.
+(least volume, Khachiyan), or a :class:`~knorm.mechanisms.gaussian_shapes.CertifiedShape`
+(a matrix A with a certified s >= sup_{u in S_T} u' A u: the closed forms for counts, sums,
+votes and histograms, or a fitted shape). A shaped law is correlated: it has no exact
+lattice sampler here, so shaped releases are continuous, and sampler='lattice' with a shape
+is refused.
+
+A CertifiedShape's floats are not trusted: the noise is F Z with F = fl(c L), L a binary64
+factor of A^{-1} (from the Cholesky factor of A), and the privacy of *that* F is checked.
+:func:`~knorm.mechanisms.ellipsoid.gram_lower_bound` gives a rational beta <= lambda_min(F' A F),
+rigorously (Higham's bounds on the two products, Weyl's inequality); then for every u,
+u' (F F')^{-1} u <= u' A u / beta <= s / beta, and the release is (s / (2 beta))-zCDP. c is
+raised from sqrt(s / (2 rho)) until s <= 2 rho beta holds in exact rationals (the margin
+paid in rho is the factorisation's relative error, about m 2^-52).
 """
 
 from __future__ import annotations
@@ -37,7 +48,8 @@ from knorm._exact import ExactSums
 from knorm._validation import check_count, check_positive, check_vectors, param_error
 from knorm.geometry import LinearImage, LpBall, NormBall
 from knorm.mechanisms._mode import ReleaseRules, nonprivate_active
-from knorm.mechanisms.ellipsoid import certify, hull_points, min_trace_shape, min_volume_shape
+from knorm.mechanisms.ellipsoid import certify, gram_lower_bound, hull_points, min_trace_shape, min_volume_shape
+from knorm.mechanisms.gaussian_shapes import CertifiedShape
 from knorm.mechanisms.lattice import ROUNDING_SHARE, LatticeLaw, check_spacing
 from knorm.mechanisms.objective import FLOAT_CAVEAT
 from knorm.mechanisms.release import Release
@@ -87,22 +99,26 @@ class GaussianMechanism(ReleaseRules):
 
     Parameters
     ----------
-    sensitivity : float, Sensitivity or SensitivitySpace
+    sensitivity : float, Sensitivity, SensitivitySpace or None
         For shape='spherical', the certified l2 sensitivity Delta_2 = sup_{u in S_T}
         ||u||_2 (a float is taken as declared; an estimate is refused), or a sensitivity
         space, whose certified l2 sensitivity is used. Shaped noise needs a
         :class:`~knorm.sensitivity.SensitivitySpace` with certified vertices
-        (:func:`knorm.mechanisms.ellipsoid.hull_points`).
+        (:func:`knorm.mechanisms.ellipsoid.hull_points`). With a CertifiedShape, None (the
+        shape carries its certified bound) or the space (its dimension is checked).
     rho : float
         The zCDP budget of one release, in (0, inf).
     dim : int, optional
         The dimension m of T; required with a float or Sensitivity, taken from a space.
-    shape : {'spherical', 'trace', 'volume'}, default 'spherical'
+    shape : {'spherical', 'trace', 'volume'} or CertifiedShape, default 'spherical'
         'spherical' is N(0, sigma^2 I) with sigma^2 = Delta_2^2 / (2 rho). 'trace' is
         N(0, Sigma) with Sigma of least trace (least total variance) such that
         sup_{u in S_T} u' Sigma^{-1} u <= 2 rho, found by an SDP (cvxpy, the ``zcdp``
         extra), 'volume' the same with least determinant (Khachiyan's algorithm); both are
-        certified on every vertex and any excess is paid by scaling Sigma up.
+        certified on every vertex and any excess is paid by scaling Sigma up. A
+        :class:`~knorm.mechanisms.gaussian_shapes.CertifiedShape` (precision A, certified
+        bound s) gives N(0, c^2 A^{-1}) with c^2 >= s / (2 rho), the factorisation's
+        rounding paid in c (module docstring).
     sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
         'lattice': the statistic rounded to gamma Z^m plus exact discrete Gaussian noise
         (spherical only; exactly rho-zCDP, no floating point in the argument). 'continuous':
@@ -147,6 +163,14 @@ class GaussianMechanism(ReleaseRules):
     (0.5, None, 'rho', (3,))
     >>> mech.sampler_used
     'lattice'
+
+    Joseph & Yu's elliptic Gaussian for counts with an l0 bound of 50 among 100: 0.6x the total
+    variance of the spherical Gaussian (l2 sensitivity sqrt(50)) at the same rho.
+
+    >>> from knorm.mechanisms.gaussian_shapes import count_shape
+    >>> shaped = GaussianMechanism(None, rho=0.5, shape=count_shape(100, 50))
+    >>> round(float(np.trace(shaped.covariance)) / (100 * 50 / 1.0), 3), shaped.sampler_used
+    (0.599, 'continuous')
     """
 
     def __init__(
@@ -167,23 +191,34 @@ class GaussianMechanism(ReleaseRules):
         self.noise_law: NoiseLaw
         self.lattice: LatticeLaw | None
         self.rho = check_positive(rho, "rho", owner)
-        if shape not in _SHAPES:
-            raise param_error("shape", owner, f"one of {_SHAPES}", shape)
+        certified = shape if isinstance(shape, CertifiedShape) else None
+        if certified is None and shape not in _SHAPES:
+            raise param_error("shape", owner, f"one of {_SHAPES} or a CertifiedShape", shape)
         if sampler not in _SAMPLERS:
             raise param_error("sampler", owner, f"one of {_SAMPLERS}", sampler)
         if shape != "spherical" and sampler == "lattice":
+            shown = certified.name if certified is not None else shape
             raise ValueError(
-                f"The 'sampler' parameter of {owner} must be 'continuous' (or 'auto') for shape={shape!r}. Got "
+                f"The 'sampler' parameter of {owner} must be 'continuous' (or 'auto') for shape={shown!r}. Got "
                 "'lattice' instead: a shaped (correlated) Gaussian has no exact lattice sampler in knorm, and a "
                 "silent change of sampler would be a change of guarantee. Use shape='spherical' for exact lattice "
                 "noise, or sampler='continuous' to accept binary64 noise with its caveat."
             )
-        self.shape, self.sampler = shape, sampler
+        self.shape, self.sampler = (certified.name if certified is not None else shape), sampler
         self.sampler_used = (
             "lattice" if sampler == "lattice" or (sampler == "auto" and shape == "spherical") else ("continuous")
         )
         self._unsafe = bool(unsafe_allow_estimated_sensitivity)
         space = sensitivity if isinstance(sensitivity, SensitivitySpace) else None
+        if certified is not None:
+            if sensitivity is not None and space is None:
+                raise TypeError(
+                    f"The 'sensitivity' parameter of {owner} must be None or a SensitivitySpace with a CertifiedShape "
+                    f"(the shape carries its certified bound). Got {type(sensitivity).__name__} instead."
+                )
+            if dim is not None and dim != certified.dim:
+                raise param_error("dim", owner, f"None or the shape's dimension {certified.dim}", dim)
+            dim = certified.dim
         if space is not None:
             if dim is not None and dim != space.dim:
                 raise param_error("dim", owner, f"None or the space's dimension {space.dim}", dim)
@@ -211,10 +246,12 @@ class GaussianMechanism(ReleaseRules):
         )
         if self.computation_error and shape != "spherical":
             raise ValueError(
-                f"The 'computation_error' parameter of {owner} must be 0 for shape={shape!r} (the ellipsoid is "
+                f"The 'computation_error' parameter of {owner} must be 0 for shape={self.shape!r} (the ellipsoid is "
                 f"certified on the exact vertices of S_T). Got {computation_error!r} instead."
             )
-        if shape == "spherical":
+        if certified is not None:
+            self._build_certified(certified)
+        elif shape == "spherical":
             l2 = space.sensitivity(LpBall(self.dim, 2)) if space is not None else sensitivity
             self.sensitivity = as_certified(l2, owner, unsafe_allow_estimated_sensitivity=self._unsafe)
             self.ball = LpBall(self.dim, 2)
@@ -286,6 +323,43 @@ class GaussianMechanism(ReleaseRules):
         self.lattice = None
         self.noise_law = GaussianNoise(c * factor, f"shaped, min-{self.shape} ellipsoid")
 
+    def _build_certified(self, shape):
+        """N(0, F F') with F = fl(c L), L L' ~ A^{-1}, checked: s <= 2 rho beta, beta <= lambda_min(F' A F) (exact)."""
+        A = shape.precision
+        try:
+            R = np.linalg.cholesky(A)  # A = R R'
+        except np.linalg.LinAlgError as err:
+            raise ValueError(
+                f"The shape {shape.name!r} is not positive definite (its Cholesky factorisation failed)."
+            ) from err
+        from scipy.linalg import solve_triangular
+
+        L = solve_triangular(R, np.eye(self.dim), lower=True).T  # R^{-T}: L L' = (R R')^{-1} = A^{-1}
+        bound, two_rho = Fraction(shape.bound), 2 * Fraction(self.rho)
+        c = math.sqrt(float(bound / two_rho))
+        for _ in range(60):
+            F = c * L
+            beta = gram_lower_bound(A, F)
+            if beta > 0 and bound <= two_rho * beta:
+                break
+            # beta ~ c^2 (1 - tiny): raise c by the shortfall and a little more
+            short = float(bound / (two_rho * beta)) if beta > 0 else 4.0
+            c = math.nextafter(c * math.sqrt(max(short, 1.0)) * (1 + 2.0**-40), math.inf)
+        else:  # pragma: no cover - a factor this ill-conditioned is refused
+            raise ValueError(f"The shape {shape.name!r} is too ill-conditioned to certify its Gaussian noise.")
+        self.certified_shape = shape
+        self.certified_beta = beta
+        self.rho_certified = bound / (2 * beta)  # the exact zCDP of N(0, F F'): sup u'(F F')^{-1}u / 2 <= s / (2 beta)
+        assert self.rho_certified <= Fraction(self.rho)
+        self.ball = LinearImage(LpBall(self.dim, 2), F, name=f"ellipsoid ({shape.name})")
+        # The certified sensitivity in the noise's own ellipsoid norm ||F^{-1} u||_2: sqrt(s / beta) <= sqrt(2 rho).
+        delta = math.nextafter(math.sqrt(float(bound / beta)), math.inf)
+        self.sensitivity = Sensitivity(delta, "bound", f"{shape.proof}; in the norm ||F^{{-1}} u||_2 of the noise")
+        self.covered = delta
+        self.sigma = 1.0
+        self.lattice = None
+        self.noise_law = GaussianNoise(F, f"shaped: {shape.name}")
+
     # -- release -------------------------------------------------------------------------------------
     @property
     def covariance(self):
@@ -300,7 +374,7 @@ class GaussianMechanism(ReleaseRules):
             return ZeroNoise(self.dim)
         return self.noise_law
 
-    def release(self, value, *, rng=None, accountant=None, label="Gaussian release", names=()):
+    def release(self, value, *, rng=None, accountant=None, label="Gaussian release", names=(), note=""):
         """Release ``value`` plus Gaussian noise, charging rho per row through the one release path.
 
         Parameters
@@ -320,6 +394,8 @@ class GaussianMechanism(ReleaseRules):
             What is released.
         names : tuple of str, default ()
             Names of the coordinates.
+        note : str, default ""
+            A remark added to the Release's ``sampler`` (why this shape was chosen, say).
 
         Returns
         -------
@@ -328,6 +404,8 @@ class GaussianMechanism(ReleaseRules):
         """
         owner = "GaussianMechanism.release"
         mechanism, value, notes = self._resolve(value)
+        if note:
+            notes = (*notes, str(note))
         return mechanism._release(value, notes, rng=rng, accountant=accountant, label=label, names=names, owner=owner)
 
     def _release(self, value, notes, *, rng, accountant, label, names, owner):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -10,6 +11,7 @@ from sklearn.base import is_classifier
 
 from knorm._ingest import check_bounds, warn_clipping
 from knorm._validation import numeric_input
+from knorm.mechanisms import Intervals
 
 __all__ = [
     "FitDiagnostics",
@@ -204,6 +206,26 @@ class PrivateEstimatorMixin:
             arrays["sample_weight"] = sample_weight
         with numeric_input(type(self).__name__, **arrays):
             return super().score(X, y, sample_weight=sample_weight)  # type: ignore[misc]
+
+    def _coefficient_names(self):
+        """Names of the parameters, in the order of ``conf_int`` and ``summary``: 'intercept' first.
+
+        The intercept (when fitted), then the features: their DataFrame column names, else
+        x1, x2, ... (as statsmodels).
+        """
+        features = getattr(self, "feature_names_in_", None)
+        if features is None:
+            features = [f"x{j + 1}" for j in range(self.n_features_in_)]  # type: ignore[attr-defined]
+        intercept = ("intercept",) if self.fit_intercept else ()  # type: ignore[attr-defined]
+        return intercept + tuple(str(f) for f in features)
+
+    def _named_intervals(self, ends, alpha, method, n_replicates):
+        """The (k, 2) interval ends of a bootstrap as :class:`~knorm.mechanisms.Intervals`, named."""
+        ends = np.asarray(ends, dtype=float)
+        # Each end is an empirical alpha/2 quantile of the replicates: its tail probability has
+        # binomial standard error sqrt((alpha/2)(1 - alpha/2) / B).
+        mc_error = math.sqrt(alpha / 2 * (1 - alpha / 2) / n_replicates)
+        return Intervals(ends[:, 0], ends[:, 1], alpha, method, mc_error, names=self._coefficient_names())
 
     def _release_rng(self):
         """The source of the noise as the release path wants it.

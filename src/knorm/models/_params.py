@@ -40,6 +40,7 @@ __all__ = [
     "describe",
     "invalid_value",
     "is_satisfied",
+    "resolve_budget",
     "validate_params",
 ]
 
@@ -242,3 +243,39 @@ def invalid_value(rule):
         if rule.type is numbers.Real:
             return math.nan
     raise NotImplementedError
+
+
+def resolve_budget(estimator, *, default_epsilon=1.0):
+    """Return ('epsilon', value) or ('rho', value): the budget of a fit, given as exactly one of the two.
+
+    Called in ``fit`` after :func:`check_params` (which has checked each value alone).
+
+    Parameters
+    ----------
+    estimator : estimator
+        With the parameters ``epsilon`` and ``rho`` (each a positive float or None).
+    default_epsilon : float, default 1.0
+        The epsilon when neither is given.
+
+    Returns
+    -------
+    unit : {'epsilon', 'rho'}
+        The privacy definition the fit is made under: pure epsilon-DP, or rho-zCDP.
+    value : float
+        The budget.
+
+    Raises
+    ------
+    InvalidParameterError
+        If both are given.
+    """
+    epsilon, rho = estimator.epsilon, estimator.rho
+    if epsilon is not None and rho is not None:
+        raise InvalidParameterError(
+            f"The 'epsilon' and 'rho' parameters of {type(estimator).__name__} are exclusive: a fit spends a pure "
+            f"epsilon-DP budget or a rho-zCDP one. Got epsilon={epsilon!r} and rho={rho!r} instead; set one of them "
+            "to None."
+        )
+    if rho is not None:
+        return "rho", float(rho)
+    return "epsilon", float(default_epsilon if epsilon is None else epsilon)

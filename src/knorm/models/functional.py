@@ -304,6 +304,13 @@ class FunctionalFit:
     sum_y2 : float or None, default None
         The released (noisy) sum of y'^2 of the scaled response, with
         ``statistic='gram'`` (post-processing of the release); None for the paper's.
+    noise_sd : ndarray of shape (d,) or None, default None
+        Under rho (:func:`~knorm.models.functional_gaussian.gaussian_functional_mechanism`):
+        the standard deviation of the Gaussian noise on each coordinate of T, its public
+        law (None for K-norm noise, whose law is the ball's).
+    statistic_value : ndarray of shape (d,) or None, default None
+        The released statistic in :class:`RegressionLayout` order when it differs from
+        ``release.value`` (a shaped Gaussian release is of C T; this is C^-1 of it).
     """
 
     release: Release
@@ -318,6 +325,13 @@ class FunctionalFit:
     statistic: str = "paper"
     xy_share: float | None = None
     sum_y2: float | None = None
+    noise_sd: np.ndarray | None = None
+    statistic_value: np.ndarray | None = None
+
+    @property
+    def released(self):
+        """The released noisy statistic in :class:`RegressionLayout` order (post-processing of ``release``)."""
+        return self.release.value if self.statistic_value is None else self.statistic_value
 
     @property
     def layout(self):

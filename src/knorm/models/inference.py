@@ -101,6 +101,12 @@ def _unit_noise(norm, p, neighbours, statistic, xy_share, n, seed):
     return KNormNoise(ball, 1.0).public_law_sample(n, seed=seed)
 
 
+@functools.lru_cache(maxsize=16)
+def _unit_gaussian(dim, n, seed):
+    """Standard normal draws (public Monte Carlo), cached: the bootstrap's Gaussian privacy noise."""
+    return np.random.default_rng(seed).standard_normal((n, dim))
+
+
 def parametric_bootstrap(fm, bounds_X, bounds_y, *, fit_intercept=True, n_bootstrap=N_BOOTSTRAP):
     """Simulate the private estimator under the model fitted to its own release.
 
@@ -151,6 +157,13 @@ def parametric_bootstrap(fm, bounds_X, bounds_y, *, fit_intercept=True, n_bootst
     through exactly the post-processing of the fit (the same floor tau, the same solve,
     the same map to original units). The spread of theta* around theta stands in for
     that of theta around theta_0: sampling error and privacy noise together.
+
+    *Under rho* (:func:`~knorm.models.functional_gaussian.gaussian_functional_mechanism`) V
+    is drawn from N(0, diag(noise_sd^2)), the public law of the Gaussian noise on T. On
+    the lattice the noise is a discrete Gaussian of parameter sigma, whose variance is
+    at most sigma^2 (Canonne, Kamath & Steinke 2020, Section 2.1) and
+    whose law at sigma >> the spacing is that of N(0, sigma^2) to within the spacing: the
+    continuous law stands in for it, slightly conservatively.
 
     Assumed: Gaussian homoscedastic errors; data inside the declared bounds (clipping is
     not simulated); the design moments are those released (their noise enters through
@@ -211,7 +224,10 @@ def parametric_bootstrap(fm, bounds_X, bounds_y, *, fit_intercept=True, n_bootst
     )
 
     scale = fm.release.noise_scale
-    if scale > 0:  # zero in the noise-free limit (knorm.mechanisms.nonprivate)
+    if fm.noise_sd is not None:  # Gaussian noise under rho: its public law, N(0, diag(noise_sd^2))
+        if scale > 0:
+            T_world = T_world + fm.noise_sd * _unit_gaussian(len(fm.noise_sd), n_bootstrap, _NOISE_SEED)
+    elif scale > 0:  # zero in the noise-free limit (knorm.mechanisms.nonprivate)
         T_world = T_world + scale * _unit_noise(
             fm.norm, p, fm.neighbours, fm.statistic, fm.xy_share, n_bootstrap, _NOISE_SEED
         )

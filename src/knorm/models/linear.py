@@ -10,9 +10,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._ingest import check_bounds, is_dask
 from knorm._validation import check_probability, numeric_input, refuse_complex
+from knorm.exceptions import IntervalUnavailableError, InvalidParameterError
 from knorm.models._base import PrivateEstimatorMixin, diagnose
-from knorm.models._params import HasMethods, Interval, StrOptions, check_params
+from knorm.models._params import HasMethods, Interval, StrOptions, check_params, resolve_budget
 from knorm.models.functional import NORMS, STATISTICS, auto_norm, check_norm, functional_mechanism
+from knorm.models.functional_gaussian import GAUSSIAN_SHAPES, gaussian_functional_mechanism
 from knorm.models.inference import RegressionSummary, parametric_bootstrap
 from knorm.models.sufficient import _n_columns, exact_statistic
 
@@ -24,17 +26,30 @@ FLOOR_LEVEL = 0.5
 
 
 class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
-    """Private (epsilon-DP) ordinary least squares by the functional mechanism with K-norm noise.
+    """Private ordinary least squares by the functional mechanism: K-norm noise (epsilon-DP) or Gaussian (rho-zCDP).
 
     Releases T + V once, T the unique entries of the Gram matrix of (1, X, y) in
-    scaled units (paper Section 5.1, completed by sum y^2) and V K-norm noise; the
-    coefficients, their standard errors and confidence intervals are post-processing
-    of that single release.
+    scaled units (paper Section 5.1, completed by sum y^2) and V K-norm noise (under
+    ``epsilon``) or Gaussian noise (under ``rho``); the coefficients, their standard
+    errors and confidence intervals are post-processing of that single release.
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget, in (0, inf).
+    epsilon : float or None, default=None
+        Privacy budget of pure epsilon-DP, in (0, inf). None means 1.0, unless ``rho``
+        is given (exactly one of the two is used).
+    rho : float or None, default=None
+        Instead of ``epsilon``: the budget of rho-zCDP (Bun & Steinke 2016), in (0, inf).
+        The statistic is then released with Gaussian noise
+        (:func:`~knorm.models.functional_gaussian.gaussian_functional_mechanism`), on
+        the certified l2 sensitivity of the statistic; ``norm`` and ``xy_share`` must stay
+        'auto', and an accountant must be a rho ledger (``PrivacyAccountant(total_rho=...)``).
+    shape : {'spherical', 'split'}, default='spherical'
+        Under ``rho``: the Gaussian noise's shape. 'spherical' gives every coordinate the
+        same sigma; 'split' gives the response block (sum y, sum x y) less noise than the
+        design block, as ``norm='split'`` does under epsilon
+        (:func:`~knorm.models.functional_gaussian.shape_scales`). Both are exact on a
+        lattice by default. Must be 'spherical' under ``epsilon``.
     norm : {'auto', 'l1', 'l2', 'linf', 'kt', 'cut', 'split'}, default='auto'
         The K-norm of the noise. 'kt' is the paper's Section 5.1 K_T (read as in
         errata item 5); 'cut' the tighter certified ball of
@@ -77,8 +92,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         simulation), a smaller one when the design is ill-conditioned; ignored by
         the other norms.
     accountant : PrivacyAccountant, default=None
-        Charged ``epsilon`` in ``fit`` before the noise is drawn; a refused charge
-        raises and nothing is fitted.
+        Charged ``epsilon`` (or ``rho``) once in ``fit``, before the noise is drawn; a
+        refused charge raises and nothing is fitted. A pure epsilon ledger refuses a rho
+        fit; a rho ledger charges an epsilon fit eps^2 / 2.
     random_state : None, int, Generator or RandomState, default=None
         Source of the noise. None (the default) draws fresh entropy from the
         operating system: use it to publish. A fixed int seed is for tests and
@@ -109,13 +125,19 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         Names of the features seen in ``fit``, only when X has string column names
         (pandas or Dask DataFrame).
     norm_ : str
-        The norm used ('auto' resolved).
+        The norm used ('auto' resolved); under rho 'gaussian (spherical)' or
+        'gaussian (split)'.
+    epsilon_ : float or None
+        The epsilon spent by the fit (None under rho).
+    rho_ : float or None
+        The rho spent by the fit (None under epsilon).
     release_ : Release
         The record of the one release: the noisy statistic with its privacy terms.
     sensitivity_ : Sensitivity
         Certified sensitivity Delta_K of the released statistic.
     noise_scale_ : float
-        Delta_K / epsilon.
+        Delta_K / epsilon; under rho the standard deviation sigma of the (spherical)
+        noise on C T (see ``shape``).
     floor_ : float
         The eigenvalue floor tau (0.0 for 'pinv'): the median spectral norm of the
         Gram block's noise under the public noise law.
@@ -174,7 +196,18 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
     *Intervals* (:meth:`conf_int`, ``bse_``, :meth:`summary`): a parametric bootstrap
     of the release (Ferrando, Wang & Sheldon 2022) under Gaussian errors and data
-    inside the bounds; see :func:`knorm.models.inference.parametric_bootstrap`.
+    inside the bounds; see :func:`knorm.models.inference.parametric_bootstrap`. Under
+    rho the bootstrap draws the privacy noise from its Gaussian law.
+
+    *Under rho* (beyond the paper). The same statistic is released by the Gaussian
+    mechanism, rho-zCDP (Bun & Steinke 2016, Proposition 1.6; exact on a lattice,
+    Canonne, Kamath & Steinke 2020). The noise is scaled to a certified bound on
+    sup over S_T of ||C u||_2, derived in closed form from the statistic's sensitivity
+    space (:func:`~knorm.models.functional_gaussian.weighted_sensitivity`): the l2
+    sensitivity is p + 2 for p >= 4 (exact for even p), against 2 sqrt(d) for the
+    per-coordinate bound. The eigenvalue floor is the median spectral norm of the
+    Gaussian noise's Gram block. The ledger is charged rho once per fit. Measured against
+    AdaSSP (Wang 2018) at equal rho: docs/guide/zcdp.md, section "Regression under rho".
 
     *Back to original units.* With z' = (1, x', y') and z = (1, x, y) = L z', the
     original Gram blocks are X'X = L1 A L1' and X'y = L1 (A e0 (-c_y) + b) / a_y
@@ -236,11 +269,21 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     array([ 1. , -0.5])
     >>> reg.conf_int().shape  # intercept, x1, x2
     (3, 2)
+
+    Under rho-zCDP, charged to a rho ledger:
+
+    >>> from knorm.accounting import PrivacyAccountant
+    >>> acc = PrivacyAccountant(total_rho=1.0)
+    >>> zc = LinearRegression(rho=0.5, bounds_X=(-1, 1), bounds_y=(-3, 3), accountant=acc, random_state=0)
+    >>> zc.fit(X, y).coef_.round(1), zc.rho_, zc.release_.epsilon, acc.spent_rho
+    (array([ 1. , -0.5]), 0.5, None, 0.5)
     """
 
     #: The rule(s) of each constructor parameter, checked first in fit (knorm.models._params).
     _parameter_rules = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "rho": [Interval(Real, 0, None, closed="neither"), None],
+        "shape": [StrOptions(set(GAUSSIAN_SHAPES))],
         "norm": [StrOptions({"auto", *NORMS})],
         "bounds_X": ["array-like", None],
         "bounds_y": ["array-like", None],
@@ -257,7 +300,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        epsilon=1.0,
+        epsilon=None,
+        rho=None,
+        shape="spherical",
         norm="auto",
         bounds_X=None,
         bounds_y=None,
@@ -271,6 +316,8 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         sampler="auto",
     ):
         self.epsilon = epsilon
+        self.rho = rho
+        self.shape = shape
         self.norm = norm
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -302,8 +349,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         # Every parameter first: before any data is read or any budget charged. (No nested
         # estimators here, so scikit-learn's prefer_skip_nested_validation has no counterpart.)
         check_params(self)
-        epsilon = float(self.epsilon)
+        unit, budget = resolve_budget(self)
         norm = self.norm
+        self._check_unit_options(unit)
         if norm != "auto":
             check_norm(norm, None, self.neighbours, _OWNER)
         refuse_complex(X, "X", _OWNER)
@@ -323,36 +371,71 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         T, n_clipped = exact_statistic(X, y, box_lo, box_hi, _OWNER, dask=dask)
         n = T.n_samples  # T is exact (ExactStatistic): the lattice release rounds it in integers
 
-        if norm == "auto":
-            name = "split" if self.neighbours == "replace" else auto_norm(p, self.neighbours, self.statistic)
+        if unit == "rho":
+            name = f"gaussian ({self.shape})"
+            fm = gaussian_functional_mechanism(
+                T,
+                n,
+                p=p,
+                rho=budget,
+                shape=self.shape,
+                rng=self._release_rng(),
+                accountant=self.accountant,
+                neighbours=self.neighbours,
+                postprocess=self.postprocess,
+                statistic=self.statistic,
+                floor_level=FLOOR_LEVEL,
+                label=f"{_OWNER}.fit (functional mechanism, {self.shape} Gaussian noise, rho-zCDP)",
+                sampler=self.sampler,
+            )
         else:
-            name = norm
-        fm = functional_mechanism(
-            T,
-            n,
-            p=p,
-            norm=name,
-            epsilon=epsilon,
-            rng=self._release_rng(),
-            accountant=self.accountant,
-            neighbours=self.neighbours,
-            postprocess=self.postprocess,
-            statistic=self.statistic,
-            xy_share=None if self.xy_share == "auto" else float(self.xy_share),
-            floor_level=FLOOR_LEVEL,
-            label=f"{_OWNER}.fit (functional mechanism, {name})",
-            sampler=self.sampler,
-        )
+            if norm == "auto":
+                name = "split" if self.neighbours == "replace" else auto_norm(p, self.neighbours, self.statistic)
+            else:
+                name = norm
+            fm = functional_mechanism(
+                T,
+                n,
+                p=p,
+                norm=name,
+                epsilon=budget,
+                rng=self._release_rng(),
+                accountant=self.accountant,
+                neighbours=self.neighbours,
+                postprocess=self.postprocess,
+                statistic=self.statistic,
+                xy_share=None if self.xy_share == "auto" else float(self.xy_share),
+                floor_level=FLOOR_LEVEL,
+                label=f"{_OWNER}.fit (functional mechanism, {name})",
+                sampler=self.sampler,
+            )
         self._functional, self._bootstrap = fm, None  # post-processing state for conf_int
         self._bounds = ((lo, hi), (lo_y, hi_y))
         self.coef_, self.intercept_ = fm.coefficients((lo, hi), (lo_y, hi_y), fit_intercept=self.fit_intercept)
         self.release_ = fm.release
         self.norm_, self.sensitivity_, self.noise_scale_ = name, fm.release.sensitivity, fm.release.noise_scale
         self.floor_, self.n_floored_ = fm.floor, fm.n_floored
-        self.statistic_noisy_ = fm.release.value
+        self.statistic_noisy_ = fm.released
+        self.epsilon_: float | None = budget if unit == "epsilon" else None
+        self.rho_: float | None = budget if unit == "rho" else None
         self.n_samples_ = fm.n_samples
         self.fit_diagnostics_ = diagnose(n, n_clipped, n * (p + 1), _OWNER)
         return self
+
+    def _check_unit_options(self, unit):
+        """Refuse the options that belong to the other privacy definition (before any data is read)."""
+        if unit == "rho":
+            for name, value in (("norm", self.norm), ("xy_share", self.xy_share)):
+                if value != "auto":
+                    raise InvalidParameterError(
+                        f"The {name!r} parameter of {_OWNER} must be 'auto' with rho (Gaussian noise, whose shape is "
+                        f"the 'shape' parameter; {name} belongs to the K-norm noise of epsilon). Got {value!r} instead."
+                    )
+        elif self.shape != "spherical":
+            raise InvalidParameterError(
+                f"The 'shape' parameter of {_OWNER} must be 'spherical' with epsilon (it shapes the Gaussian noise of "
+                f"rho; the K-norm noise of epsilon is chosen by 'norm'). Got {self.shape!r} instead."
+            )
 
     def _set_features(self, X):
         """n_features_in_ and feature_names_in_ for Dask inputs (not brought into memory)."""
@@ -392,15 +475,24 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_features + fit_intercept, 2)
-            Lower and upper bounds in original units, one row per parameter in the
-            order of statsmodels' ``OLS(y, add_constant(X)).fit().conf_int()``: the
-            intercept first (when fitted), then the features in column order.
+        Intervals
+            One interval per parameter, in original units, named: the intercept first
+            (when fitted, named 'intercept'), then the features in column order (their
+            DataFrame names, else x1, x2, ...), the order of statsmodels'
+            ``OLS(y, add_constant(X)).fit().conf_int()``. It prints as a table;
+            ``np.asarray`` gives the array of shape (n_features + fit_intercept, 2) of lower
+            and upper ends that earlier versions returned, and ``intervals["x1"]`` one row.
 
         Raises
         ------
         NotFittedError
             Before :meth:`fit`.
+        IntervalUnavailableError
+            When the post-processing raised eigenvalues of the released Gram matrix to the
+            noise floor (``n_floored_ > 0``, public): the estimate is then shrunk by the floor,
+            a bias the bootstrap does not reproduce, and the intervals covered 0.68 to 0.88
+            in the regimes where it happens (n = 100 at epsilon = 0.1 and 1; the coverage
+            matrix, ``docs/coverage.md``). A larger n epsilon, or fewer features, avoids it.
 
         Notes
         -----
@@ -408,7 +500,9 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         2,000 replicates. They assume Gaussian homoscedastic errors and data inside the
         declared bounds. With ``statistic='paper'`` the residual variance is not released
         and a conservative stand-in is used (the intervals are then wider than needed).
-        Measured coverage: the ``linear_intervals`` experiment of ``knorm reproduce``.
+        Measured coverage: the ``linear_intervals`` experiment of ``knorm reproduce`` and
+        the coverage matrix (``docs/coverage.md``), over n from 100 to 10^6 and epsilon
+        from 0.1 to 10.
 
         References
         ----------
@@ -416,7 +510,25 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         private confidence intervals", AISTATS; paper Proposition "Postprocessing".
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.conf_int")
-        return self._inference().conf_int(alpha)
+        refusal = self._interval_refusal()
+        if refusal:
+            raise IntervalUnavailableError(f"{_OWNER}.conf_int refuses: {refusal}")
+        boot = self._inference()
+        method = f"parametric bootstrap ({boot.n_bootstrap} replicates, basic intervals)"
+        return self._named_intervals(boot.conf_int(alpha), alpha, method, boot.n_bootstrap)
+
+    def _interval_refusal(self):
+        """The public reason the bootstrap intervals are not valid for this fit, or '' when they are."""
+        check_is_fitted(self, "coef_")
+        if self.n_floored_ > 0:
+            return (
+                f"the post-processing raised {self.n_floored_} eigenvalue(s) of the released Gram matrix to the noise "
+                f"floor tau = {self.floor_:.3g} (public: the noise law's, at n = {self.n_samples_:.0f}). The estimate is "
+                "then shrunk towards zero by the floor, a bias the parametric bootstrap does not reproduce, and its "
+                "intervals covered 0.68 to 0.88 at nominal 0.95 where this happens (docs/coverage.md). More records, "
+                "a larger epsilon or fewer features avoid it; the coefficients themselves are still released."
+            )
+        return ""
 
     def summary(self, alpha=0.05):
         """Return a statsmodels-like table of the fit: print it.
@@ -440,13 +552,13 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.summary")
         boot = self._inference()
+        refusal = self._interval_refusal()
         release = self.release_
-        names = list(getattr(self, "feature_names_in_", [f"x{j + 1}" for j in range(self.n_features_in_)]))
-        if self.fit_intercept:
-            names = ["intercept", *names]
+        names = list(self._coefficient_names())
         public_n = self.neighbours == "replace"
+        budget = {"epsilon": f"{release.epsilon:g}"} if release.rho is None else {"rho": f"{release.rho:g}"}
         privacy = {
-            "epsilon": f"{release.epsilon:g}",
+            **budget,
             "method": release.method,
             "norm": f"{self.norm_} ({release.ball_name})",
             "sensitivity": f"{release.sensitivity.value:g} ({release.sensitivity.kind})",
@@ -470,7 +582,11 @@ class LinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             )
         if release.ledger_entry is not None:
             notes.append(f"Charged to the accountant: ledger entry {release.ledger_entry.position}.")
-        return RegressionSummary(names, boot.params, boot.bse, boot.conf_int(alpha), alpha, privacy, notes)
+        bse, ci = boot.bse, boot.conf_int(alpha)
+        if refusal:  # the coefficients are released; their standard errors and intervals would mislead
+            bse, ci = np.full_like(bse, np.nan), np.full_like(ci, np.nan)
+            notes.insert(0, f"Standard errors and intervals REFUSED: {refusal}")
+        return RegressionSummary(names, boot.params, bse, ci, alpha, privacy, notes)
 
     def predict(self, X):
         """Predict X coef_ + intercept_ (no clipping: post-processing of the release).

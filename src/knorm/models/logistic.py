@@ -12,10 +12,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._ingest import check_bounds
 from knorm._validation import check_positive, check_probability, numeric_input, param_error, refuse_complex
-from knorm.exceptions import IntervalsRefusedError
+from knorm.accounting.zcdp import rho_from_epsilon
+from knorm.exceptions import IntervalUnavailableError
 from knorm.geometry import NormBall
 from knorm.models._base import PrivateEstimatorMixin, diagnose, resolve_random_state
-from knorm.models._params import HasMethods, Interval, StrOptions, check_params
+from knorm.models._params import HasMethods, Interval, StrOptions, check_params, resolve_budget
 from knorm.models.labels import encode_labels
 from knorm.models.logistic_inference import auto_inference_share, logistic_summary
 from knorm.models.logistic_information import release_information
@@ -31,7 +32,7 @@ _OWNER = "LogisticRegression"
 
 
 class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """Private (epsilon-DP) logistic regression by extended objective perturbation, binary or multiclass.
+    """Private logistic regression by extended objective perturbation (epsilon-DP, or rho-zCDP), binary or multiclass.
 
     Releases theta_DP = argmin (1/n) sum_i l(theta; x_i, y_i) + gamma/(2n) ||theta||^2
     + V'theta / n, with V drawn from the K-norm mechanism of the gradient sensitivity
@@ -42,8 +43,15 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Privacy budget of the whole fit, in (0, inf).
+    epsilon : float or None, default=None
+        Privacy budget of the whole fit, in (0, inf). None means 1.0, unless ``rho`` is
+        given (exactly one of the two is used).
+    rho : float or None, default=None
+        Instead of ``epsilon``: a rho-zCDP budget for the whole fit, in (0, inf). Each
+        release is still the pure epsilon_i-DP objective perturbation (and Fisher
+        information) below, with epsilon_i chosen so that sum_i epsilon_i^2 / 2 <= rho:
+        epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4) and
+        zCDP composes by adding rho (their Lemma 2.3). See Notes, *Under rho*.
     norm : {'auto', 'linf', 'l2', 'l1', 'softmax'} or NormBall, default='auto'
         The K-norm of the noise. 'auto' is 'linf' (the paper's near-optimal choice)
         for binary and one-vs-rest fits and 'softmax' (:class:`~knorm.sensitivity.softmax.SoftmaxBall`,
@@ -92,8 +100,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Remark on add/delete-DP; derivation in the Notes).
     accountant : PrivacyAccountant, default=None
         Charged in ``fit`` before any noise is drawn, once per release (their epsilons
-        sum to ``epsilon``); a refused charge raises and nothing is fitted. Clones of
-        this estimator share it.
+        sum to ``epsilon``); a refused charge raises and nothing is fitted. A rho ledger
+        charges each release eps_i^2 / 2 (under ``rho`` they sum to at most ``rho``).
+        Clones of this estimator share it.
     max_iter : int, default=100
         Newton iterations.
     tol : float, default=1e-8
@@ -154,8 +163,12 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Eigenvalues of the released information raised to the floor m / 4 (0 when the
         release was positive definite enough, or none was made; a function of the
         release, so public).
-    epsilon_ : float
-        Budget spent by the fit.
+    epsilon_ : float or None
+        Budget spent by the fit (None under ``rho``); a later :meth:`release_information`
+        adds its epsilon.
+    rho_ : float or None
+        The rho budget of the fit (None under ``epsilon``); the releases' eps_i^2 / 2 sum
+        to at most it.
     fit_diagnostics_ : FitDiagnostics
         CURATOR-ONLY, NOT private: the exact n, the clipped entries, Newton's
         iterations and whether it met ``tol``. Dropped on pickling; never publish
@@ -239,6 +252,21 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``inference_share='auto'`` a fixed 0.25. The information release has Delta = 1/2
     with every entry doubled.
 
+    *Under rho* (beyond the paper). The fit makes the same releases, each pure
+    eps_i-DP, hence (eps_i^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4); their
+    composition, adaptive as the information release depends on theta_DP, is
+    (sum_i eps_i^2 / 2)-zCDP (their Lemma 2.3). With f_i the shares of the releases as
+    under epsilon (1 - s and s; 1/k each for one-vs-rest), eps_i = f_i E with
+    E = sqrt(2 rho / sum_i f_i^2), rounded down so that the ledger's charges sum to at
+    most rho. The 'auto' rules for q and the inference share are evaluated at
+    epsilon = sqrt(2 rho). Objective perturbation with Gaussian noise (Kifer, Smith &
+    Thakurta 2012) is not used: its theorem gives (epsilon, delta)-DP, not zCDP, and its
+    Renyi divergence has a term linear in Delta / sigma (the noise's shift at the output,
+    grad l(theta; z) - grad l(theta; z'), depends on theta, so it can align with the
+    noise), so the best zCDP statement at hand, (xi + rho)-zCDP with
+    xi = log(1 + lambda / gamma) + sqrt(2 pi) Delta / sigma, spends more than this route
+    at every budget of interest.
+
     *Privacy of the outputs.* coef_ and intercept_ come from the eps-DP release (the
     record ``release_``); ``bse_``, :meth:`conf_int` and :meth:`summary` are
     post-processing of ``releases_``; the other learned quantities are public
@@ -288,7 +316,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     #: The rule(s) of each constructor parameter, checked first in fit (knorm.models._params).
     _parameter_rules = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "rho": [Interval(Real, 0, None, closed="neither"), None],
         "norm": [StrOptions({"auto", "softmax", *NORMS}), NormBall],
         "q": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "inference_share": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
@@ -308,7 +337,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        epsilon=1.0,
+        epsilon=None,
+        rho=None,
         norm="auto",
         q="auto",
         inference_share=0.0,
@@ -325,6 +355,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         sampler="auto",
     ):
         self.epsilon = epsilon
+        self.rho = rho
         self.norm = norm
         self.q = q
         self.inference_share = inference_share
@@ -359,7 +390,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         # Every parameter first: before any data is read or any budget charged. (No nested
         # estimators here, so scikit-learn's prefer_skip_nested_validation has no counterpart.)
         check_params(self)
-        epsilon = float(self.epsilon)
+        unit, budget = resolve_budget(self)
+        # The rules for q and the inference share take an epsilon: under rho, sqrt(2 rho) (Notes).
+        epsilon = budget if unit == "epsilon" else math.sqrt(2.0 * budget)
         refuse_complex(X, "X", _OWNER)
         with numeric_input(_OWNER, X=X):  # y holds labels, which may be strings
             X, y = validate_data(self, X, y, dtype=np.float64)
@@ -369,17 +402,21 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Z, slope, shift, n_clipped = scale_features(X, lo, hi, self.fit_intercept)
         n, m = Z.shape
         share = self._resolve_share(k, n, m, epsilon)
-        n_releases = (1 + (share > 0)) if k == 2 else (k if self.multi_class == "ovr" else 1)
-        check_fit_budget(self.accountant, epsilon, n_releases, _OWNER)
+        ovr = k > 2 and self.multi_class == "ovr"
+        # The shares of the releases: the model(s), then the Fisher information (if any).
+        shares = [1.0 / k] * k if ovr else [1.0 - share] + ([share] if share > 0 else [])
+        epsilons = _split(unit, budget, shares)
+        n_releases = len(epsilons)
+        check_fit_budget(self.accountant, _OWNER, epsilons=epsilons)
         rngs = release_rngs(self._release_rng(), n_releases)
-        eps_info = epsilon * share
-        if k == 2 or self.multi_class == "multinomial":  # one release; k = 2 is the binary loss
-            fits = [self._fit_model(Z, y_idx, k, epsilon - eps_info, rngs[0], "")]
+        eps_info = epsilons[1] if share > 0 else 0.0
+        if not ovr:  # one release; k = 2 is the binary loss
+            fits = [self._fit_model(Z, y_idx, k, epsilons[0], rngs[0], "")]
         else:
             labels = classes.tolist()
             fits = [
                 self._fit_model(
-                    Z, (y_idx == c).astype(float), 2, epsilon / k, rngs[c], f", class {labels[c]!r} vs rest"
+                    Z, (y_idx == c).astype(float), 2, epsilons[c], rngs[c], f", class {labels[c]!r} vs rest"
                 )
                 for c in range(k)
             ]
@@ -408,7 +445,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.release_ = releases[0] if len(fits) == 1 else None
         self.releases_ = tuple(releases)
         self.sensitivity_ = fits[0].release.sensitivity  # the certified Delta_K the release used
-        self.gamma_, self.q_, self.epsilon_ = fits[0].gamma, fits[0].q, epsilon
+        self.gamma_, self.q_ = fits[0].gamma, fits[0].q
+        self.epsilon_: float | None = budget if unit == "epsilon" else None
+        self.rho_: float | None = budget if unit == "rho" else None
         self.inference_share_ = share
         self.information_release_, self._inference = info, inference
         self.n_floored_ = 0 if inference is None else inference.n_floored
@@ -466,10 +505,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if self._inference is None:
             if len(self.classes_) > 2:
-                raise IntervalsRefusedError(
+                raise IntervalUnavailableError(
                     f"{_OWNER}.{what} gives intervals for two classes only: this fit has {len(self.classes_)} "
-                    "classes, whose models release no Fisher information.",
-                    reason="more than two classes were fitted",
+                    "classes, whose models release no Fisher information."
                 )
             raise ValueError(
                 f"{_OWNER}.{what} needs the released Fisher information, but no share of epsilon was spent on it "
@@ -555,7 +593,10 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.information_release_, self._inference = info, inference
         self.n_floored_ = inference.n_floored
         self.releases_ = (*self.releases_, info)
-        self.epsilon_ = self.epsilon_ + info.epsilon
+        if self.rho_ is None:
+            self.epsilon_ = self.epsilon_ + info.epsilon
+        else:  # pure epsilon-DP is (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4)
+            self.rho_ = self.rho_ + rho_from_epsilon(info.epsilon)
         return self
 
     @property
@@ -574,7 +615,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         ValueError
             When the fit released no Fisher information (``inference_share=0`` without
             :meth:`release_information`, or more than two classes).
-        IntervalsRefusedError
+        IntervalUnavailableError
             When no valid interval can be computed from the releases (the message gives
             the public reason).
         """
@@ -590,14 +631,17 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_features + fit_intercept, 2)
-            Lower and upper ends, the intercept first (as statsmodels with a leading
-            constant), then the features in order, in the original units. Parametric
+        Intervals
+            One interval per parameter, in the original units, named: the intercept first
+            (when fitted, named 'intercept'; as statsmodels with a leading constant), then
+            the features in order (their DataFrame names, else x1, x2, ...). Parametric
             bootstrap intervals of both releases covering sampling error and privacy
             noise, centred on the estimate with the ridge term's shrinkage undone,
             theta + gamma I^{-1} theta, and widened for the curvature along that
             correction (:class:`~knorm.models.logistic_inference.LogisticInference`);
-            deterministic. They need not contain ``coef_``, which is shrunk.
+            deterministic. They need not contain ``coef_``, which is shrunk. It prints as
+            a table; ``np.asarray`` gives the array of shape (n_features + fit_intercept, 2)
+            that earlier versions returned.
 
         Raises
         ------
@@ -605,13 +649,16 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             Before ``fit``.
         ValueError
             If ``alpha`` is not in (0, 1), or the fit released no Fisher information.
-        IntervalsRefusedError
+        IntervalUnavailableError
             When no valid interval can be computed from the releases: the released
             information is too noisy, or the ridge term shrinks the fit too much for a
             first-order correction. The message gives the public reason and what helps.
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.conf_int")
-        return self._inference_or_raise("conf_int").conf_int(alpha)
+        inference = self._inference_or_raise("conf_int")
+        draws = len(inference.deviations)
+        method = f"parametric bootstrap of both releases ({draws} draws, basic intervals widened for the correction)"
+        return self._named_intervals(inference.conf_int(alpha), alpha, method, draws)
 
     def summary(self, alpha=0.05):
         """Return a table of coefficients, standard errors, intervals and privacy terms (print it).
@@ -725,3 +772,24 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_is_fitted__(self):
         # validate_data sets n_features_in_ before a refused charge; only coef_ means fitted.
         return hasattr(self, "coef_")
+
+
+def _split(unit, budget, shares):
+    """The epsilon of each release: shares of epsilon, or of rho as eps_i = f_i E with sum eps_i^2 / 2 <= rho.
+
+    Under rho, E = sqrt(2 rho / sum f_i^2) makes sum_i (f_i E)^2 / 2 = rho; each eps_i is then
+    lowered until the charges a rho ledger records (``rho_from_epsilon``, rounded up) sum to at most
+    rho (Bun & Steinke 2016, Proposition 1.4 and Lemma 2.3).
+    """
+    if unit == "epsilon":
+        if len(shares) == 1:
+            return [budget]
+        if len(shares) == 2:  # the model gets what the information leaves, as before
+            info = budget * shares[1]
+            return [budget - info, info]
+        return [budget / len(shares)] * len(shares)  # one-vs-rest: epsilon / k each
+    scale = math.sqrt(2.0 * budget / math.fsum(f * f for f in shares))
+    epsilons = [f * scale for f in shares]
+    while math.fsum(rho_from_epsilon(e) for e in epsilons) > budget:
+        epsilons = [math.nextafter(e, 0.0) for e in epsilons]
+    return epsilons

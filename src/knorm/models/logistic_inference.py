@@ -19,7 +19,7 @@ import numpy as np
 
 from knorm._docs import fill_doc
 from knorm._validation import check_probability
-from knorm.exceptions import IntervalsRefusedError
+from knorm.exceptions import IntervalUnavailableError
 from knorm.geometry import LpBall
 from knorm.models.objective import _unit_noise_second_moment
 from knorm.noise import KNormNoise
@@ -453,7 +453,7 @@ class LogisticInference:
         return None
 
     def check(self, what="conf_int"):
-        """Raise the refusal, if any, as an IntervalsRefusedError naming ``what``.
+        """Raise the refusal, if any, as an IntervalUnavailableError naming ``what``.
 
         Parameters
         ----------
@@ -462,12 +462,12 @@ class LogisticInference:
 
         Raises
         ------
-        IntervalsRefusedError
+        IntervalUnavailableError
             If :meth:`refusal` gives a reason.
         """
         reason = self.refusal()
         if reason is not None:
-            raise IntervalsRefusedError(f"{what} refuses to give intervals: {reason}.", reason=reason)
+            raise IntervalUnavailableError(f"{what} refuses to give intervals: {reason}.")
 
     @functools.cached_property
     def _draws(self):
@@ -604,7 +604,7 @@ class LogisticInference:
 
         Raises
         ------
-        IntervalsRefusedError
+        IntervalUnavailableError
             When :meth:`refusal` gives a reason.
         """
         alpha = check_probability(alpha, "alpha", "LogisticInference.conf_int")
@@ -716,18 +716,24 @@ def logistic_summary(clf, inference, alpha):
         The coefficients, the corrected ones where shown, standard errors, intervals (or
         the public reason why there are none) and the privacy terms of the releases.
     """
-    names = list(getattr(clf, "feature_names_in_", [f"x{j}" for j in range(clf.n_features_in_)]))
-    names = (["intercept"] if clf.fit_intercept else []) + [str(n) for n in names]
+    names = list(clf._coefficient_names())  # the names of conf_int's rows
     coef = np.concatenate([clf.intercept_ if clf.fit_intercept else [], clf.coef_[0]])
     model, info = clf.release_, clf.information_release_
-    split = (
-        f"{clf.epsilon_:g} = {model.epsilon:g} (objective perturbation) + {info.epsilon:g} (Fisher information)"
-        if info is not None
-        else f"{clf.epsilon_:g} (objective perturbation)"
-    )
+    if getattr(clf, "rho_", None) is None:  # epsilon: the releases' epsilons add up
+        unit = "epsilon"
+        split = (
+            f"{clf.epsilon_:g} (objective perturbation)"
+            if info is None
+            else f"{clf.epsilon_:g} = {model.epsilon:g} (objective perturbation) + {info.epsilon:g} (Fisher information)"
+        )
+    else:  # rho: each pure release costs eps^2 / 2
+        unit = "rho"
+        split = f"{clf.rho_:g} >= {model.epsilon:g}^2 / 2 (objective perturbation)" + (
+            "" if info is None else f" + {info.epsilon:g}^2 / 2 (Fisher information)"
+        )
     terms = [
         ("classes", f"{clf.classes_.tolist()} (positive: {clf.classes_.tolist()[1]!r})"),
-        ("epsilon", f"{split}; neighbours: {clf.neighbours}"),
+        (unit, f"{split}; neighbours: {clf.neighbours}"),
         (
             "model noise",
             f"{model.ball_name} ball, sensitivity {model.sensitivity.value:g} ({model.sensitivity.kind}), "

@@ -6,6 +6,8 @@ from knorm.noise.lattice import LatticeKNormNoise, RationalPolytope, to_rational
 from knorm.noise.lattice_laws import BlockLatticeNoise, HistogramLatticeNoise
 from knorm.noise.law import HalfWidth, NoiseLaw, ZeroNoise
 from knorm.noise.samplers import sample_knorm
+from knorm.noise.shaped_gaussian import ShapedDiscreteGaussianNoise
+from knorm.noise.tulap import binomial_pvalue, count_pvalue, tulap_cdf
 
 __all__ = [
     "BlockLatticeNoise",
@@ -17,8 +19,12 @@ __all__ = [
     "LatticeKNormNoise",
     "NoiseLaw",
     "RationalPolytope",
+    "ShapedDiscreteGaussianNoise",
     "ZeroNoise",
+    "binomial_pvalue",
+    "count_pvalue",
     "discrete_gaussian",
     "sample_knorm",
     "to_rational_polytope",
+    "tulap_cdf",
 ]

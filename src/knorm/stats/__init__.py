@@ -1,7 +1,8 @@
 """Private summary statistics with the optimal K-norm mechanism by default.
 
 Each function takes the data (numpy, pandas or Dask), declared bounds (never read from the
-data), ``epsilon``, ``accountant=``, ``rng=`` and ``neighbours=``, releases through
+data), ``epsilon`` (or ``rho``, for Gaussian noise under rho-zCDP: see
+:func:`knorm.stats._core.publish_gaussian`), ``accountant=``, ``rng=`` and ``neighbours=``, releases through
 :meth:`knorm.mechanisms.KNormMechanism.release` with the ball its geometry picks (the exact
 hull of the sensitivity space where it is known, paper Theorem "Optimal K-mech"), and
 returns a :class:`~knorm.mechanisms.Release` with its gain over Laplace and intervals from

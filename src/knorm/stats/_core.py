@@ -14,15 +14,18 @@ from knorm._docs import fill_doc
 from knorm._ingest import as_columns, check_bounds, is_dask, n_records, scan, warn_clipping
 from knorm._validation import check_positive, param_error
 from knorm.geometry import LpBall
-from knorm.mechanisms import choose_mechanism
+from knorm.mechanisms import choose_gaussian, choose_mechanism
+from knorm.stats._transforms import RoundToIntegers
 
 __all__ = [
     "Request",
+    "check_budget",
     "check_ddof",
     "check_neighbours",
     "check_one_column",
     "ingest",
     "publish",
+    "publish_gaussian",
     "standard_box",
     "total",
 ]
@@ -37,26 +40,31 @@ class Request:
 
     Parameters
     ----------
-    epsilon : float
-        The privacy budget, already checked.
+    epsilon : float or None
+        The pure epsilon-DP budget, already checked; None under rho.
     rng, accountant
         As for :meth:`knorm.mechanisms.KNormMechanism.release` (checked where the noise is drawn).
     label : str or None
         The caller's label; None (or '') lets each release name itself (:meth:`labelled`).
     owner : str
         The public function's name, for messages.
+    rho : float or None, default None
+        The rho-zCDP budget, already checked; None under epsilon. Exactly one of
+        ``epsilon`` and ``rho`` is set.
     """
 
-    epsilon: float
+    epsilon: float | None
     rng: Any
     accountant: Any
     label: str | None
     owner: str
+    rho: float | None = None
 
     @classmethod
-    def checked(cls, owner, epsilon, *, rng, accountant, label):
-        """The request of the public function ``owner``, with ``epsilon`` checked (in (0, inf))."""
-        return cls(check_positive(epsilon, "epsilon", owner), rng, accountant, label, owner)
+    def checked(cls, owner, epsilon=None, *, rng, accountant, label, rho=None):
+        """The request of the public function ``owner``, with exactly one of ``epsilon`` and ``rho`` checked."""
+        epsilon, rho = check_budget(owner, epsilon, rho)
+        return cls(epsilon, rng, accountant, label, owner, rho)
 
     def labelled(self, default):
         """This request, labelled ``default`` unless the caller gave a label."""
@@ -65,6 +73,27 @@ class Request:
     def release(self, choice, value, names):
         """Release ``value`` by a chosen mechanism (:func:`~knorm.mechanisms.choose_mechanism`) for this request."""
         return choice.release(value, rng=self.rng, accountant=self.accountant, label=self.label, names=names)
+
+
+def check_budget(owner, epsilon, rho):
+    """Return (epsilon, rho), exactly one of them a checked float in (0, inf) and the other None.
+
+    Neither is a TypeError (as a missing argument is), both a ValueError; each names both
+    parameters and what they mean.
+    """
+    if epsilon is None and rho is None:
+        raise TypeError(
+            f"{owner} needs exactly one of 'epsilon' (a pure epsilon-DP budget) and 'rho' (a rho-zCDP budget, "
+            "released with Gaussian noise). Got neither instead."
+        )
+    if epsilon is not None and rho is not None:
+        raise ValueError(
+            f"{owner} takes exactly one of 'epsilon' (a pure epsilon-DP budget) and 'rho' (a rho-zCDP budget, "
+            f"released with Gaussian noise). Got epsilon={epsilon!r} and rho={rho!r} instead."
+        )
+    if rho is not None:
+        return None, check_positive(rho, "rho", owner)
+    return check_positive(epsilon, "epsilon", owner), None
 
 
 def check_neighbours(neighbours, owner):
@@ -124,8 +153,23 @@ def total(values):
 
 
 @fill_doc
-def publish(value, candidates, space, request, *, names, key, counts=False, rounding_share=None, prefer_lattice=False):
-    """Release ``value`` with the best certified candidate ball, stating its gain over Laplace.
+def publish(
+    value,
+    candidates,
+    space,
+    request,
+    *,
+    names,
+    key,
+    counts=False,
+    rounding_share=None,
+    prefer_lattice=False,
+    shapes=None,
+    hull=None,
+    basis=None,
+    full=None,
+):
+    """Release ``value`` with the best certified candidate ball (epsilon) or Gaussian shape (rho).
 
     Parameters
     ----------
@@ -159,15 +203,33 @@ def publish(value, candidates, space, request, *, names, key, counts=False, roun
     prefer_lattice : bool, default False
         When the volume-best candidate has no practical lattice sampler, use the first
         lattice-capable candidate in the volume order instead (Notes).
+    shapes : callable, optional
+        Under rho: returns the closed-form Gaussian shapes of the statistic (a tuple of
+        :class:`~knorm.mechanisms.gaussian_shapes.CertifiedShape`), built once per ``key``.
+    hull : bool or HullPoints, optional
+        Under rho: also fit the min-trace shape on certified vertices of S_T (True:
+        :func:`~knorm.mechanisms.ellipsoid.hull_points` of ``space``; or the points).
+    basis : sequence of ndarray, optional
+        The symmetric family the fitted shape is sought in (see
+        :func:`~knorm.mechanisms.gaussian_shapes.hull_shape`).
+    full : ndarray of shape (m_full, m), optional
+        Under rho, for a statistic released in reduced coordinates: the linear map of the
+        released noise to the noise of the full statistic the caller rebuilds; the shapes
+        are ranked by the total variance there.
 
     Returns
     -------
     Release
-        By the candidate :func:`~knorm.mechanisms.choose_mechanism` picks (first in the
-        volume order, paper Theorem "Entropy Ordering", unless ``counts`` or
+        Under epsilon, by the candidate :func:`~knorm.mechanisms.choose_mechanism` picks
+        (first in the volume order, paper Theorem "Entropy Ordering", unless ``counts`` or
         ``prefer_lattice`` asks for a switch, which the release's ``sampler`` states), with
-        ``gain`` = how many times more epsilon Laplace needs for the same entropy.
+        ``gain`` = how many times more epsilon Laplace needs for the same entropy. Under
+        rho, by the Gaussian shape of least total variance (:func:`publish_gaussian`).
     """
+    if request.rho is not None:
+        return publish_gaussian(
+            value, space, request, names=names, key=key, counts=counts, shapes=shapes, hull=hull, basis=basis, full=full
+        )
     candidates = dict(candidates)
     candidates.setdefault("l1", LpBall(space.dim, 1))
     if counts and space.dim > 1:  # l_inf also has an exact integer law (better than l1 for many counts)
@@ -185,6 +247,59 @@ def publish(value, candidates, space, request, *, names, key, counts=False, roun
         owner=request.owner,
     )
     return request.release(choice, value, names)
+
+
+def publish_gaussian(value, space, request, *, names, key, counts=False, shapes=None, hull=None, basis=None, full=None):
+    """Release ``value`` under rho-zCDP with the Gaussian shape of least total variance.
+
+    Parameters
+    ----------
+    value : ndarray or ExactSums
+        The statistic, in the coordinates of ``space``.
+    space : SensitivitySpace
+        Its sensitivity space: the spherical candidate's l2 sensitivity, the hull's vertices.
+    request : Request
+        With ``rho`` set.
+    names : tuple of str
+        The coordinates' names.
+    key : hashable or None
+        The public inputs that determine ``space`` and the shapes; the shapes and the
+        choice at each rho are then built once and kept (a bounded cache).
+    counts : bool, default False
+        An integer statistic: the spherical candidate is the exact discrete Gaussian on
+        Z^m, and a shaped (continuous) release is rounded to integers afterwards.
+    shapes, hull, basis, full
+        As for :func:`publish`.
+
+    Returns
+    -------
+    Release
+        With ``rho`` set. The candidates: the spherical Gaussian on the certified l2
+        sensitivity (the exact lattice sampler), the closed-form shapes, and the fitted
+        min-trace shape; the least total variance wins, but a shaped law (continuous, with
+        the floating-point caveat) replaces the exact spherical one only when it cuts the
+        total variance by more than 1% (:data:`knorm.mechanisms.choose_gaussian.SHAPE_MIN_GAIN`). The release's ``sampler``
+        states the choice. For counts a shaped release is rounded to integers (a
+        post-processing: its ``parent`` is the continuous release).
+    """
+    choice = choose_gaussian(
+        space,
+        request.rho,
+        shapes=shapes,
+        hull=hull,
+        basis=basis,
+        full=full,
+        integer=counts,
+        key=key,
+        owner=request.owner,
+    )
+    mech, note = choice.mechanism, choice.note
+    raw = mech.release(
+        value, rng=request.rng, accountant=request.accountant, label=request.label, names=names, note=note
+    )
+    if counts and mech.lattice is None:
+        return raw.postprocess(RoundToIntegers(), label=request.label, names=names)
+    return raw
 
 
 def finite_or_nan(x):

@@ -7,6 +7,7 @@ the data.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -80,7 +81,17 @@ def linear_space(lo, hi, neighbours, *, with_count=False):
 
 
 def sum_ball(lo, hi, neighbours):
-    """The exact hull of S_T for sum x over the box (replace), or a certified ball (add/remove)."""
+    """The exact hull of S_T for sum x over the box (replace), or a certified ball (add/remove).
+
+    Built once per (bounds, neighbours): the hull of the box's corners is a triangulated
+    polytope, tens of milliseconds to build, and depends on public inputs only.
+    """
+    return _sum_ball(tuple(np.asarray(lo, float).tolist()), tuple(np.asarray(hi, float).tolist()), neighbours)
+
+
+@functools.lru_cache(maxsize=32)
+def _sum_ball(lo, hi, neighbours):
+    lo, hi = np.array(lo), np.array(hi)
     p = len(lo)
     if neighbours == "replace":  # S_T = box - box = prod [-(hi - lo), hi - lo]
         return LinearImage(LpBall(p, math.inf), hi - lo, name="box hull")

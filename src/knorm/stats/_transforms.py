@@ -7,7 +7,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CovarianceFromMoments", "Expand", "MeanFromSums", "MomentsFromStandardised", "VarianceFromMoments"]
+__all__ = [
+    "CovarianceFromMoments",
+    "Expand",
+    "MeanFromStandardised",
+    "MeanFromSums",
+    "MomentsFromStandardised",
+    "RoundToIntegers",
+    "VarianceFromMoments",
+]
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,34 @@ class MeanFromSums:
         if self.n is not None:
             return v / self.n
         return v[..., 1:] / np.maximum(v[..., :1], 1.0)
+
+
+@dataclass(frozen=True)
+class MeanFromStandardised:
+    """(sum u, sum u^2) of u = (x - c) / w, n public -> the mean c + w sum u / n (or the sum n c + w sum u).
+
+    The release of one column's mean (or sum) with the mean's focus (:func:`knorm.stats.mean`):
+    an affine map of the first coordinate alone, so its noise intervals are the parent's,
+    scaled and shifted (``coordinate_affine``), in closed form where the parent's are.
+    """
+
+    n: float
+    centre: float
+    width: float
+    total: bool = False
+
+    @property
+    def coordinate_affine(self):
+        """(index, scale, offset): value = offset + scale * parent[index], scale > 0."""
+        if self.total:
+            return (0,), (self.width,), (self.n * self.centre,)
+        return (0,), (self.width / self.n,), (self.centre,)
+
+    def __call__(self, v):
+        v = np.asarray(v, dtype=float)
+        if self.total:
+            return self.n * self.centre + self.width * v[..., :1]
+        return self.centre + self.width * (v[..., :1] / self.n)
 
 
 @dataclass(frozen=True)
@@ -140,3 +176,16 @@ class Expand:
             total = np.int64(int(self.n) * int(self.ball.per_record_total))
             return np.concatenate([v, (total - v.sum(axis=-1))[..., None]], axis=-1)
         return self.ball.expand(v, self.n)
+
+
+@dataclass(frozen=True)
+class RoundToIntegers:
+    """Continuous noisy counts -> the nearest integers, int64 (a post-processing: free in privacy).
+
+    Counts are integers; a shaped Gaussian release of them is continuous, and rounding it
+    keeps the zCDP guarantee of the continuous release (post-processing) while the
+    released counts stay integers.
+    """
+
+    def __call__(self, v):
+        return np.rint(np.asarray(v, dtype=float)).astype(np.int64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -9,8 +10,10 @@ import numpy as np
 from knorm._docs import fill_doc
 from knorm._ingest import as_columns, clip_count, is_dask, n_records
 from knorm.geometry import LpBall
+from knorm.mechanisms.gaussian_shapes import histogram_shape, vote_shape
 from knorm.sensitivity import SensitivitySpace, histogram_space, vote_space
 from knorm.stats._core import Request, check_neighbours, check_one_column, publish, total
+from knorm.stats._population import ProportionModel, attach, refused
 from knorm.stats._transforms import Expand
 
 __all__ = ["histogram", "histogramdd", "vote"]
@@ -54,12 +57,40 @@ def _release_cells(A, edge_list, names, neighbours, request):
         space = histogram_space(k)
         ball = space.hull
         value = ball.reduce(counts)
-        raw = publish(value, {"histogram ball": ball}, space, request, names=names[:-1], key=key, counts=True)
-        return raw.postprocess(Expand(ball, n_records(A)), label=request.label, names=names)
+        shapes = functools.partial(_one, histogram_shape, k, "replace")
+        raw = publish(
+            value,
+            {"histogram ball": ball},
+            space,
+            request,
+            names=names[:-1],
+            key=key,
+            counts=True,
+            shapes=shapes,
+            full=_rebuilt(k - 1),
+        )
+        release = raw.postprocess(Expand(ball, n_records(A)), label=request.label, names=names)
+        return attach(release, ProportionModel(n_records(A)))  # the cells' proportions, n public
     # Add/remove: S_T = {+-e_i}, whose hull is the l1 ball (the cross-polytope), exactly.
     space = SensitivitySpace.from_support(k, _l1_dual, exact=True, hull=LpBall(k, 1), neighbours="add_remove")
     space.register_exact(LpBall(k, 1), 1.0, "S_T = {+-e_i}: the hull is the unit l1 ball")
-    return publish(counts, {}, space, request, names=names, key=key, counts=True)
+    release = publish(counts, {}, space, request, names=names, key=key, counts=True)
+    return attach(
+        release,
+        refused(
+            "under add/remove neighbours n is private, and the cells' proportions need it: release the histogram with neighbours='replace' (n public)."
+        ),
+    )
+
+
+def _one(build, *args):
+    """(build(*args),): one closed-form Gaussian shape, built lazily (under rho only)."""
+    return (build(*args),)
+
+
+def _rebuilt(m):
+    """The map of noise on m released counts to the m + 1 counts rebuilt (the last is minus their sum)."""
+    return np.vstack([np.eye(m), -np.ones((1, m))])
 
 
 def _l1_dual(c):
@@ -67,7 +98,7 @@ def _l1_dual(c):
 
 
 @fill_doc
-def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
+def histogram(x, bins, *, epsilon=None, rho=None, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the counts of one column over declared bins.
 
     Parameters
@@ -78,13 +109,18 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
         The bin edges, strictly increasing, declared from the data's domain (never read from
         the data). Values outside them go to the first or last bin (counted, and the curator
         warned above 5%).
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     %(release_options)s
 
     Returns
     -------
     Release
         The noisy counts of every bin: int64, with exact integer noise (never continuous).
+        Under rho: the exact discrete Gaussian, or (replace-one, where it halves the total
+        variance of the k counts) the shape
+        :func:`~knorm.mechanisms.gaussian_shapes.histogram_shape`, continuous, rounded to
+        integers afterwards (post-processing).
 
     Notes
     -----
@@ -108,7 +144,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
     >>> release.value.shape, round(float(release.value.sum()))  # the counts sum to n exactly
     ((5,), 1000)
     """
-    request = Request.checked("knorm.stats.histogram", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.histogram", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, request.owner)
     A = check_one_column(as_columns(x, request.owner), request.owner)
     edges = _check_edges(bins, request.owner)
@@ -117,7 +153,7 @@ def histogram(x, bins, *, epsilon, neighbours="replace", accountant=None, rng=No
 
 
 @fill_doc
-def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
+def histogramdd(X, bins, *, epsilon=None, rho=None, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the counts of the cells of a grid over p columns.
 
     Parameters
@@ -126,7 +162,8 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
         The data.
     bins : sequence of p array_like
         The declared edges of each column (see :func:`histogram`).
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     %(release_options)s
 
     Returns
@@ -142,7 +179,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
     >>> histogramdd(X, [[0, 0.5, 1], [0, 0.5, 1]], epsilon=1.0, rng=1).value.shape
     (4,)
     """
-    request = Request.checked("knorm.stats.histogramdd", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.histogramdd", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(X, owner, "X")
@@ -161,7 +198,7 @@ def histogramdd(X, bins, *, epsilon, neighbours="replace", accountant=None, rng=
 
 
 @fill_doc
-def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
+def vote(scores, *, epsilon=None, rho=None, neighbours="replace", accountant=None, rng=None, label=None):
     """Release the Borda totals of an election: each voter scores the d candidates 0, ..., d - 1.
 
     Parameters
@@ -169,7 +206,8 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     scores : array_like of shape (n, d)
         One row per voter: a permutation of 0, ..., d - 1 (the Borda points given to each
         candidate). A row that is not a permutation is an error (the declared rule).
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     neighbours : {'replace', 'add_remove'}, default 'replace'
         Under replace-one neighbours the totals sum to n d (d - 1) / 2, public: the first
         d - 1 are released with the exact permutohedron ball
@@ -182,7 +220,10 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
         The noisy totals of the d candidates: int64, with exact integer noise. The vote ball
         is an exact rational polytope (2^d rows) sampled by exact rejection up to 13
         candidates; beyond, the first lattice-capable ball in the volume order (l_inf or l1)
-        is used and ``sampler`` states the switch and its cost in epsilon.
+        is used and ``sampler`` states the switch and its cost in epsilon. Under rho: the
+        exact discrete Gaussian, or the shape of
+        :func:`~knorm.mechanisms.gaussian_shapes.vote_shape` (continuous, rounded to integers
+        afterwards), whichever has the least total variance on the d totals.
 
     Examples
     --------
@@ -193,7 +234,7 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     >>> release.value.shape, round(float(release.value.sum()))
     ((4,), 1200)
     """
-    request = Request.checked("knorm.stats.vote", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.vote", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
     A = as_columns(scores, owner, "scores")
@@ -213,9 +254,17 @@ def vote(scores, *, epsilon, neighbours="replace", accountant=None, rng=None, la
     totals = total(A)
     names = tuple(f"candidate {j + 1}" for j in range(d))
     request, key = request.labelled("vote"), ("vote", d, neighbours)
-    # Borda totals are integers (counts=True): exact integer noise (Notes)
+    # Borda totals are integers (counts=True): exact integer noise (Notes); under rho, Gaussian (rounded if shaped)
     raw = publish(
-        ball.reduce(totals), {"vote ball": ball}, space, request, names=names[: ball.dim], key=key, counts=True
+        ball.reduce(totals),
+        {"vote ball": ball},
+        space,
+        request,
+        names=names[: ball.dim],
+        key=key,
+        counts=True,
+        shapes=functools.partial(_one, vote_shape, d, neighbours),
+        full=None if neighbours == "add_remove" else _rebuilt(d - 1),
     )
     if neighbours == "add_remove":
         return raw

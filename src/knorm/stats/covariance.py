@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from knorm._validation import param_error
 from knorm.geometry import IntersectionBall, K2Ball, LinearImage, LpBall, k3_ball
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import Request, check_ddof, check_neighbours, publish, standard_box
+from knorm.stats._population import CovarianceModel, attach
 from knorm.stats._transforms import CovarianceFromMoments
 
 __all__ = ["covariance", "covariance_matrix", "mean_and_covariance", "second_moment_ball"]
@@ -99,7 +101,9 @@ def second_moment_ball(lo, hi):
 
 
 @fill_doc
-def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rng=None, label=None):
+def mean_and_covariance(
+    X, bounds, *, epsilon=None, rho=None, ddof=0, neighbours="replace", accountant=None, rng=None, label=None
+):
     """Release the means and the covariance matrix of p columns, from one joint release of their moments.
 
     Parameters
@@ -108,7 +112,8 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
         The data: numpy, pandas or Dask, p >= 2.
     bounds : pair (lower, upper)
         The declared domain of each column (scalars or arrays of length p).
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     ddof : int, default 0
         Delta degrees of freedom of the covariance.
     neighbours : {'replace', 'add_remove'}, default 'replace'
@@ -157,7 +162,9 @@ def mean_and_covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", acc
     >>> release.names
     ('mean x1', 'mean x2', 'cov 1,1', 'cov 1,2', 'cov 2,2')
     """
-    request = Request.checked("knorm.stats.mean_and_covariance", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked(
+        "knorm.stats.mean_and_covariance", epsilon, rho=rho, rng=rng, accountant=accountant, label=label
+    )
     return _mean_and_covariance(X, bounds, ddof, neighbours, request)
 
 
@@ -198,7 +205,10 @@ def _mean_and_covariance(X, bounds, ddof, neighbours, request):
     if standardised:
         names = tuple(name.replace("x", "z") for name in names)
     moments = request.labelled("moments of the standardised columns" if standardised else "moments of the columns")
-    raw = publish(value, candidates, space, moments, names=names, key=key, prefer_lattice=True)
+    # Under rho: the spherical Gaussian and the min-trace shape on the certified vertices of S_T, standardised in
+    # the family invariant under signed permutations of the columns (four parameters: see _symmetric_basis).
+    basis = _symmetric_basis(p) if standardised else None
+    raw = publish(value, candidates, space, moments, names=names, key=key, prefer_lattice=True, hull=True, basis=basis)
     n = None if with_count else n_records(A)
     tri = np.triu_indices(p)
     names = tuple(f"mean x{j + 1}" for j in range(p)) + tuple(f"cov {j + 1},{k + 1}" for j, k in zip(*tri))
@@ -206,7 +216,37 @@ def _mean_and_covariance(X, bounds, ddof, neighbours, request):
         transform = CovarianceFromMoments(p, n=n, ddof=ddof, centre=tuple(centre.tolist()), scale=tuple(scale.tolist()))
     else:
         transform = CovarianceFromMoments(p, n=n, ddof=ddof)
-    return raw.postprocess(transform, label=request.label or "mean and covariance", names=names)
+    release = raw.postprocess(transform, label=request.label or "mean and covariance", names=names)
+    # The population intervals read the moments with ddof = 1, whatever the release's ddof.
+    model = CovarianceModel(replace(transform, ddof=1), p, tuple(lo.tolist()), tuple(hi.tolist()), n)
+    return attach(release, model)
+
+
+def _symmetric_basis(p):
+    """The quadratic forms on (z_j, z_j z_k, z_j^2) invariant under permutations and sign flips of the columns.
+
+    Flipping z_j flips z_j and every z_j z_k and keeps z_j^2. A form invariant under every
+    flip has no cross term between two coordinates that some flip sets apart (z_i and z_j;
+    z_i and z_j z_k; z_j z_k and z_j z_l; z_j and z_k^2; z_j z_k and z_l^2), which leaves
+    only the terms between two square coordinates; invariance under the permutations then
+    makes it a multiple of the identity on each block (linear, cross and square
+    coordinates) plus a multiple of (the sum of the square coordinates)^2: the four
+    matrices I_lin, I_cross, I_sq and 1_sq 1_sq'. The standardised box [-1, 1]^p and its certified vertices (the triangles of
+    :func:`knorm.mechanisms.ellipsoid.hull_points`, symmetric under z -> -z) are invariant,
+    so averaging any feasible shape over the group keeps it feasible and lowers no trace:
+    the min-trace shape lies in this family (a 4-variable problem instead of 378 at p = 6).
+    """
+    pairs, lin, cross, sq = _layout(p)
+    m = p + len(pairs) + p
+    out = []
+    for idx in (lin, cross, sq):
+        B = np.zeros((m, m))
+        B[idx, idx] = 1.0
+        out.append(B)
+    B = np.zeros((m, m))
+    B[np.ix_(sq, sq)] = 1.0
+    out.append(B)
+    return out
 
 
 @functools.lru_cache(maxsize=16)
@@ -224,7 +264,9 @@ def _setup(lo, hi, with_count):
 
 
 @fill_doc
-def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=None, rng=None, label=None):
+def covariance(
+    X, bounds, *, epsilon=None, rho=None, ddof=0, neighbours="replace", accountant=None, rng=None, label=None
+):
     """Release the covariance matrix of p columns (see :func:`mean_and_covariance`).
 
     Parameters
@@ -233,7 +275,8 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
         The data, p >= 2.
     bounds : pair (lower, upper)
         The declared domain of each column.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     ddof : int, default 0
         Delta degrees of freedom.
     %(release_options)s
@@ -251,10 +294,11 @@ def covariance(X, bounds, *, epsilon, ddof=0, neighbours="replace", accountant=N
     >>> covariance(X, (-1, 1), epsilon=1.0, rng=1).value.shape
     (6,)
     """
-    request = Request.checked("knorm.stats.covariance", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.covariance", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     both = _mean_and_covariance(X, bounds, ddof, neighbours, request)
     p = int(round((math.sqrt(8 * len(both.value) + 9) - 3) / 2))  # p + p (p + 1) / 2 entries
-    return both.postprocess(_DropMeans(p), label=request.label or "covariance", names=both.names[p:])
+    release = both.postprocess(_DropMeans(p), label=request.label or "covariance", names=both.names[p:])
+    return attach(release, replace(both.population, with_means=False))
 
 
 class _DropMeans:

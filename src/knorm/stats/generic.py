@@ -9,13 +9,15 @@ from knorm._exact import RecordSums
 from knorm._ingest import as_columns, clip_count
 from knorm.mechanisms import choose_mechanism
 from knorm.sensitivity import Box, FiniteDomain, QuadraticStatistic, SensitivitySpace
-from knorm.stats._core import Request, check_neighbours
+from knorm.stats._core import Request, check_neighbours, publish_gaussian
 
 __all__ = ["release"]
 
 
 @fill_doc
-def release(statistic, data, domain=None, *, epsilon, neighbours="replace", accountant=None, rng=None, label=None):
+def release(
+    statistic, data, domain=None, *, epsilon=None, rho=None, neighbours="replace", accountant=None, rng=None, label=None
+):
     """Release T = sum_i t(x_i) for a per-record map t and a declared record domain.
 
     Parameters
@@ -30,7 +32,8 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
         The declared record domain (never read from the data); a QuadraticStatistic carries
         its box. Records outside a box are clipped to it (counted; the curator is warned above
         5%); records outside a finite domain are an error.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     %(release_options)s
 
     Returns
@@ -51,7 +54,7 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
     ('sum x', 'sum x^2')
     """
     request = Request.checked(
-        "knorm.stats.release", epsilon, rng=rng, accountant=accountant, label=label or "statistic"
+        "knorm.stats.release", epsilon, rho=rho, rng=rng, accountant=accountant, label=label or "statistic"
     )
     owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
@@ -92,6 +95,8 @@ def release(statistic, data, domain=None, *, epsilon, neighbours="replace", acco
             f"as 'domain'. Got {type(statistic).__name__} with domain {type(domain).__name__} instead."
         )
     space = SensitivitySpace.additive(statistic, domain, neighbours=neighbours)
+    if request.rho is not None:  # the spherical Gaussian, and the min-trace shape on certified vertices of S_T
+        return publish_gaussian(sums, space, request, names=names, key=(owner, *key), hull=True)
     # The ranking (it certifies every candidate's sensitivity: about 0.4 s for a 3-coordinate quadratic
     # statistic) is kept by the public description of S_T: the statistic's coefficients and box, or its
     # values on the declared records, and the neighbours.

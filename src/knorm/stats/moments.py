@@ -24,6 +24,7 @@ from knorm._validation import param_error
 from knorm.geometry import K2Ball, LinearImage, LpBall
 from knorm.sensitivity import QuadraticStatistic, SensitivitySpace
 from knorm.stats._core import Request, check_ddof, check_neighbours, ingest, publish, standard_box
+from knorm.stats._population import MomentsModel, attach
 from knorm.stats._transforms import MomentsFromStandardised, VarianceFromMoments
 from knorm.stats.sums import _release_sum
 
@@ -31,7 +32,19 @@ __all__ = ["moments", "std", "var"]
 
 
 @fill_doc
-def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", accountant=None, rng=None, label=None):
+def moments(
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    order=2,
+    norm="hull",
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
+):
     """Release (sum x, sum x^2) of one column jointly, through the exact hull of its sensitivity space.
 
     Parameters
@@ -40,7 +53,8 @@ def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", a
         One column of data: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         Its declared domain.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     order : {1, 2}, default 2
         1 releases the sum only (:func:`sum`).
     norm : {'hull', 'mean'}, default 'hull'
@@ -77,9 +91,9 @@ def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", a
     owner = "knorm.stats.moments"
     if isinstance(order, bool) or order not in (1, 2):
         raise ValueError(f"The 'order' parameter of {owner} must be 1 or 2. Got {order!r} instead.")
-    request = Request.checked(owner, epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked(owner, epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     neighbours = check_neighbours(neighbours, owner)
-    norm = _check_norm(norm, neighbours, owner)
+    norm = _check_norm(norm, neighbours, owner, request)
     X, lo, hi, outside = ingest(x, bounds, owner, one_column=order == 2)
     if order == 1:
         return _release_sum(X, lo, hi, outside, neighbours, None, request.labelled("sum"))
@@ -91,10 +105,16 @@ def moments(x, bounds, *, epsilon, order=2, norm="hull", neighbours="replace", a
     )
 
 
-def _check_norm(norm, neighbours, owner):
-    """Return ``norm`` if it is 'hull' or 'mean' ('mean' only under replace-one neighbours)."""
+def _check_norm(norm, neighbours, owner, request):
+    """Return ``norm`` if it is 'hull' or 'mean' ('mean' only under replace-one neighbours and epsilon)."""
     if norm not in ("hull", "mean"):
         raise param_error("norm", owner, "'hull' or 'mean'", norm)
+    if norm == "mean" and request.rho is not None:
+        raise ValueError(
+            f"The 'norm' parameter of {owner} must be 'hull' with rho: norm='mean' picks a K-norm ball (the l1 ball "
+            "of the standardised moments) for a pure epsilon release, and under rho the Gaussian shape of least "
+            "total variance is chosen instead. Got norm='mean' with rho instead: pass epsilon, or norm='hull'."
+        )
     if norm == "mean" and neighbours == "add_remove":
         raise ValueError(
             f"The 'norm' parameter of {owner} must be 'hull' under add/remove neighbours: norm='mean' rests on "
@@ -142,12 +162,19 @@ def _release_moments(X, lo, hi, outside, neighbours, norm, request):
         outer = _outer_moment_hull(float(lo[0]), float(hi[0]))
         candidates = {outer.name: outer, "linf": LpBall(3, math.inf)}
     key = ("moments", float(lo[0]), float(hi[0]), neighbours)
-    return publish(value, candidates, space, request.labelled("moments"), names=tuple(names), key=key), None
+    # under rho: the spherical Gaussian, and the min-trace shape fitted on the certified vertices of S_T
+    raw = publish(value, candidates, space, request.labelled("moments"), names=tuple(names), key=key, hull=True)
+    return raw, None
 
 
 def _with_square(block):
     """(x, x^2) of each record of a one-column block (x^2 rounded once)."""
-    return np.concatenate([block, block * block], axis=1)
+    if not isinstance(block, np.ndarray):  # a Dask array
+        return np.concatenate([block, block * block], axis=1)
+    out = np.empty((2, len(block)))  # contiguous columns (see _Standardised)
+    out[0] = block[:, 0]
+    np.multiply(out[0], out[0], out=out[1])
+    return out.T
 
 
 class _Standardised:
@@ -157,8 +184,16 @@ class _Standardised:
         self.c, self.w = c, w
 
     def __call__(self, block):
-        u = (block - self.c) / self.w
-        return np.concatenate([u, u * u], axis=1)
+        if not isinstance(block, np.ndarray):  # a Dask array: the same roundings, lazily
+            u = (block - self.c) / self.w
+            return np.concatenate([u, u * u], axis=1)
+        # Both columns in one column-major array (contiguous columns: 2-3x faster than three temporaries
+        # or strided writes on 1e6 records), with the same roundings.
+        out = np.empty((2, len(block)))
+        np.subtract(block[:, 0], self.c, out=out[0])
+        np.divide(out[0], self.w, out=out[0])
+        np.multiply(out[0], out[0], out=out[1])
+        return out.T
 
 
 def _moment_map(lo, hi):
@@ -172,8 +207,12 @@ def _moment_map(lo, hi):
 _MEAN_FOCUS_ROUNDING = 2.0**-10
 
 
+@functools.lru_cache(maxsize=1)
 def _mean_focus_space():
-    """The sensitivity space of t(u) = (u, u^2), u in [-1/2, 1/2], with the certified unit l1 ball."""
+    """The sensitivity space of t(u) = (u, u^2), u in [-1/2, 1/2], with the certified unit l1 ball.
+
+    Built once: it depends on nothing (public), and nothing mutates it after this.
+    """
     t = QuadraticStatistic(
         np.array([[[0.0]], [[1.0]]]), np.array([[1.0], [0.0]]), [-0.5], [0.5], names=["sum u", "sum u^2"]
     )
@@ -261,7 +300,19 @@ def _sphere(m, n):
 
 
 @fill_doc
-def var(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accountant=None, rng=None, label=None):
+def var(
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    ddof=0,
+    norm="hull",
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
+):
     """Release the mean and variance of one column, from its jointly released moments.
 
     Parameters
@@ -270,7 +321,8 @@ def var(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
         One column of data.
     bounds : pair (lower, upper)
         Its declared domain.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     ddof : int, default 0
         Delta degrees of freedom, as in :func:`numpy.var`.
     norm : {'hull', 'mean'}, default 'hull'
@@ -340,7 +392,7 @@ def var(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
     >>> release.parent.ball_name, bool(abs(release.value[0] - x.mean()) < 0.01)
     ('l1 of standardised (x, x^2)', True)
     """
-    request = Request.checked("knorm.stats.var", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.var", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     return _release_spread(x, bounds, ddof, norm, neighbours, request, std=False)
 
 
@@ -348,7 +400,7 @@ def _release_spread(x, bounds, ddof, norm, neighbours, request, *, std):
     """:func:`var` (or with ``std``, :func:`std`) after epsilon: the rest of the door, then the release."""
     owner = request.owner
     neighbours = check_neighbours(neighbours, owner)
-    _check_norm(norm, neighbours, owner)
+    _check_norm(norm, neighbours, owner, request)
     X, lo, hi, outside = ingest(x, bounds, owner, one_column=True)
     n = n_records(X) if neighbours == "replace" else None
     check_ddof(ddof, n, owner)
@@ -356,11 +408,25 @@ def _release_spread(x, bounds, ddof, norm, neighbours, request, *, std):
     raw, scales = _release_moments(X, lo, hi, outside, neighbours, norm, request.labelled(f"{name}: moments"))
     _, c, w = (None, 0.0, 1.0) if scales is None else scales  # centre 0, width 1: the moments of x itself
     transform = VarianceFromMoments(n=n, ddof=ddof, std=std, centre=c, width=w)
-    return raw.postprocess(transform, label=request.label or name, names=("mean", name))
+    release = raw.postprocess(transform, label=request.label or name, names=("mean", name))
+    model = MomentsModel(("mean", name), float(lo[0]), float(hi[0]), None if n is None else float(n), centre=c, width=w)
+    return attach(release, model)
 
 
 @fill_doc
-def std(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accountant=None, rng=None, label=None):
+def std(
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    ddof=0,
+    norm="hull",
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
+):
     """Release the mean and standard deviation of one column (see :func:`var`).
 
     Parameters
@@ -369,7 +435,8 @@ def std(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
         One column of data.
     bounds : pair (lower, upper)
         Its declared domain.
-    %(epsilon)s
+    %(pure_epsilon)s
+    %(rho)s
     ddof : int, default 0
         Delta degrees of freedom.
     norm : {'hull', 'mean'}, default 'hull'
@@ -389,5 +456,5 @@ def std(x, bounds, *, epsilon, ddof=0, norm="hull", neighbours="replace", accoun
     >>> std(x, (0, 10), epsilon=1.0, rng=1).names
     ('mean', 'std')
     """
-    request = Request.checked("knorm.stats.std", epsilon, rng=rng, accountant=accountant, label=label)
+    request = Request.checked("knorm.stats.std", epsilon, rho=rho, rng=rng, accountant=accountant, label=label)
     return _release_spread(x, bounds, ddof, norm, neighbours, request, std=True)

@@ -11,6 +11,7 @@ arithmetic (:mod:`knorm.mechanisms.exponential`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from fractions import Fraction
@@ -19,9 +20,10 @@ import numpy as np
 
 from knorm._docs import fill_doc
 from knorm._ingest import is_dask
-from knorm._validation import check_positive, param_error
+from knorm._validation import param_error
+from knorm.accounting.zcdp import rho_from_epsilon
 from knorm.mechanisms.exponential import ExponentialMechanism
-from knorm.stats._core import check_neighbours, ingest
+from knorm.stats._core import check_budget, check_neighbours, ingest
 
 __all__ = ["median", "quantile"]
 
@@ -146,7 +148,17 @@ def _sensitivity(level, neighbours):
 
 @fill_doc
 def quantile(
-    x, q, bounds, *, epsilon, candidates=GRID_SIZE, neighbours="replace", accountant=None, rng=None, label=None
+    x,
+    q,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    candidates=GRID_SIZE,
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
 ):
     """Release q-quantiles of ``x``, chosen on a public grid by the exponential mechanism.
 
@@ -159,9 +171,15 @@ def quantile(
         a / b with b <= 2^20 (0.1 as 1/10), which the release names.
     bounds : pair (lower, upper)
         The declared domain of the column (never read from the data).
-    %(epsilon)s
+    %(pure_epsilon)s
         With several levels, each gets epsilon / len(q) (sequential composition, stated in
         the release's ``sampler``).
+    rho : float, optional
+        A rho-zCDP budget instead of ``epsilon``: the exponential mechanism is pure
+        epsilon-DP, so it runs at epsilon = sqrt(2 rho) rounded down, which is
+        (epsilon^2 / 2 <= rho)-zCDP (Bun & Steinke 2016, Proposition 1.4); a rho ledger is
+        charged epsilon^2 / 2, a pure epsilon ledger epsilon (both true), and the Release
+        reports both.
     candidates : int or array_like, default 65537
         The public candidates: an int m gives the grid lower + (upper - lower) j / (m - 1),
         j = 0, ..., m - 1 (the default spacing is (upper - lower) / 2^16); an array gives
@@ -215,11 +233,23 @@ def quantile(
     >>> bool(abs(release.value[0] - 2.5) < 0.5)
     True
     """
-    return _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, label, "knorm.stats.quantile")
+    owner = "knorm.stats.quantile"
+    return _release(x, q, bounds, (epsilon, rho), candidates, neighbours, accountant, rng, label, owner)
 
 
 @fill_doc
-def median(x, bounds, *, epsilon, candidates=GRID_SIZE, neighbours="replace", accountant=None, rng=None, label=None):
+def median(
+    x,
+    bounds,
+    *,
+    epsilon=None,
+    rho=None,
+    candidates=GRID_SIZE,
+    neighbours="replace",
+    accountant=None,
+    rng=None,
+    label=None,
+):
     """Release the median of ``x``: :func:`quantile` at q = 1/2.
 
     Parameters
@@ -228,7 +258,10 @@ def median(x, bounds, *, epsilon, candidates=GRID_SIZE, neighbours="replace", ac
         The data, one column: numpy, pandas or Dask.
     bounds : pair (lower, upper)
         The declared domain of the column (never read from the data).
-    %(epsilon)s
+    %(pure_epsilon)s
+    rho : float, optional
+        A rho-zCDP budget instead of ``epsilon`` (see :func:`quantile`): epsilon = sqrt(2 rho)
+        rounded down.
     candidates : int or array_like, default 65537
         The public candidates (see :func:`quantile`).
     %(neighbours)s
@@ -254,12 +287,29 @@ def median(x, bounds, *, epsilon, candidates=GRID_SIZE, neighbours="replace", ac
     >>> bool(abs(float(release) - 5) < 0.2), release.names
     (True, ('median',))
     """
-    return _release(x, 0.5, bounds, epsilon, candidates, neighbours, accountant, rng, label, "knorm.stats.median")
+    owner = "knorm.stats.median"
+    return _release(x, 0.5, bounds, (epsilon, rho), candidates, neighbours, accountant, rng, label, owner)
 
 
-def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, label, owner):
+def epsilon_from_rho(rho):
+    """The largest binary64 epsilon whose charge on a rho ledger is at most ``rho``: eps^2 / 2 <= rho.
+
+    Bun & Steinke (2016), Proposition 1.4: epsilon-DP implies (epsilon^2 / 2)-zCDP. A rho
+    ledger charges an epsilon release :func:`knorm.accounting.zcdp.rho_from_epsilon` (eps^2 / 2
+    rounded up, then one ulp more), so epsilon is lowered until that charge is at most rho too.
+    """
+    two_rho = 2 * Fraction(rho)
+    eps = math.sqrt(float(two_rho))
+    while Fraction(eps) ** 2 > two_rho or rho_from_epsilon(eps) > rho:
+        eps = math.nextafter(eps, 0.0)
+    return eps
+
+
+def _release(x, q, bounds, budget, candidates, neighbours, accountant, rng, label, owner):
     levels_float, _ = _check_levels(q, owner)
-    epsilon = check_positive(epsilon, "epsilon", owner)
+    epsilon, rho = check_budget(owner, *budget)
+    if rho is not None:
+        epsilon = epsilon_from_rho(rho)
     neighbours = check_neighbours(neighbours, owner)
     X, (lo,), (hi,), _ = ingest(x, bounds, owner, one_column=True)  # values outside counted, the curator warned
     grid = _check_candidates(candidates, float(lo), float(hi), owner)
@@ -284,7 +334,9 @@ def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, lab
         + (f"; epsilon / {k} per quantile (sequential composition)" if k > 1 else "")
         + (f"; q read as {', '.join(read)}" if read else "")
     )
-    return mechanism.release(
+    if rho is not None:
+        note += f"; rho = {rho:g} spent as epsilon = sqrt(2 rho) = {epsilon!r} (epsilon-DP is epsilon^2/2-zCDP)"
+    out = mechanism.release(
         scores,
         grid,
         sensitivity=[_sensitivity(lv, neighbours) for lv in levels],
@@ -296,3 +348,8 @@ def _release(x, q, bounds, epsilon, candidates, neighbours, accountant, rng, lab
         note=note,
         total_epsilon=epsilon,
     )
+    if rho is None or out.epsilon == math.inf:  # pure epsilon, or the non-private mode
+        return out
+    # An epsilon-DP release is (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4): it reports that rho,
+    # what a rho ledger is charged (at most the rho asked for), and keeps its epsilon.
+    return dataclasses.replace(out, rho=rho_from_epsilon(epsilon))
