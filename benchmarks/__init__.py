@@ -37,6 +37,7 @@ SECTIONS = {
     "regression_balls": "benchmarks.bench_regression_balls",
     "hulls": "benchmarks.bench_hulls",
     "logistic_q": "benchmarks.bench_logistic_q",
+    "logistic_default": "benchmarks.bench_logistic_default",
     "multiclass": "benchmarks.bench_multiclass",
     "quantiles": "benchmarks.bench_quantiles",
     "linear": "benchmarks.bench_linear",

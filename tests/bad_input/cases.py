@@ -2562,7 +2562,23 @@ def _rows():
         "conf_int after a fit with 3 classes",
         lambda: fitted_logit(classes=(0, 1, 2)).conf_int(),
         V,
-        says("LogisticRegression.conf_int needs the released Fisher information", "more than two classes"),
+        says("LogisticRegression.conf_int gives intervals for two classes only", "this fit has 3 classes"),
+    )
+    e = "LogisticRegression.release_information(X, epsilon)"
+    for bad, exc, got in ((0, V, "0.0"), (-1.0, V, "-1.0"), ("1", T, "'1'")):
+        add(
+            e,
+            f"epsilon = {bad!r}",
+            lambda bad=bad: logit().fit(X, Y01).release_information(X, bad),
+            exc,
+            says("'epsilon' parameter of LogisticRegression.release_information", "range (0, inf)", f"Got {got}"),
+        )
+    add(
+        e,
+        "a second release of the information",
+        lambda: logit(inference_share=0.5).fit(X, Y01).release_information(X, 1.0),
+        V,
+        says("LogisticRegression.release_information: the Fisher information of this fit was already released"),
     )
 
     # ---- models: sufficient_statistics ----------------------------------------------------

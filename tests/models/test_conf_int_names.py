@@ -37,7 +37,7 @@ def test_linear_intervals_are_named_and_keep_the_old_array(fit_intercept):
 
 def test_logistic_intervals_are_named_after_the_dataframe_columns():
     frame = pd.DataFrame(X, columns=["income", "age"])
-    clf = _logistic().fit(frame, LABELS)
+    clf = _logistic(inference_share=0.5).fit(frame, LABELS)  # the default share 0 buys no intervals
     intervals = clf.conf_int()
     assert intervals.names == ("intercept", "income", "age") == tuple(clf.summary().names)
     assert np.array_equal(np.asarray(intervals), clf._inference.conf_int(0.05))

@@ -502,7 +502,9 @@ def test_noise_changes_with_epsilon(data):
 def test_accountant_is_charged_and_refuses(data):
     X, y = data
     acc = PrivacyAccountant(1.5)
-    clf = LogisticRegression(classes=[0, 1], epsilon=1.0, bounds_X=(-1, 1), accountant=acc, random_state=0).fit(X, y)
+    clf = LogisticRegression(
+        classes=[0, 1], epsilon=1.0, bounds_X=(-1, 1), accountant=acc, inference_share="auto", random_state=0
+    ).fit(X, y)
     # Two releases, the model then the information, charged in that order and summing to epsilon.
     model, info = acc.ledger
     assert model.label.startswith("LogisticRegression.fit (objective perturbation")
@@ -545,7 +547,9 @@ def test_auto_q_uses_no_data():
     for beta in (BETA, -2 * BETA, np.zeros(7)):
         X, y = simulate(rng, 2000, beta=beta)
         y[:2] = [0, 1]
-        clf = LogisticRegression(classes=[0, 1], bounds_X=(-1, 1), fit_intercept=False, random_state=rng).fit(X, y)
+        clf = LogisticRegression(
+            classes=[0, 1], bounds_X=(-1, 1), fit_intercept=False, inference_share="auto", random_state=rng
+        ).fit(X, y)
         qs.add((clf.q_, clf.inference_share_))
     assert len(qs) == 1
     q, share = qs.pop()

@@ -15,6 +15,7 @@ from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 
 from knorm.accounting import PrivacyAccountant
+from knorm.exceptions import IntervalUnavailableError
 from knorm.geometry import LpBall
 from knorm.mechanisms import nonprivate
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
@@ -279,8 +280,12 @@ def test_multiclass_has_no_intervals():
     X, y = three_classes(rng, 300)
     clf = LogisticRegression(classes=[0, 1, 2], bounds_X=(-1, 1), random_state=0).fit(X, y)
     assert clf.inference_share_ == 0.0 and clf.information_release_ is None
-    with pytest.raises(ValueError, match="needs the released Fisher information, but more than two classes"):
+    with pytest.raises(IntervalUnavailableError, match="gives intervals for two classes only: this fit has 3 classes"):
         clf.conf_int()
+    with pytest.raises(ValueError, match="is for two classes; this fit has 3"):
+        clf.summary()
+    with pytest.raises(ValueError, match="release_information is for two classes; this fit has 3"):
+        clf.release_information(X, 1.0)
     with pytest.raises(ValueError, match="'inference_share' parameter of LogisticRegression must be 0 or 'auto' for"):
         LogisticRegression(classes=[0, 1, 2], inference_share=0.2, bounds_X=(-1, 1)).fit(X, y)
 

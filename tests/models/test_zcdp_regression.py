@@ -261,7 +261,9 @@ def _labels(n=3000, seed=SEED):
 def test_logistic_regression_under_rho_spends_at_most_rho():
     X, y = _labels()
     acc = PrivacyAccountant(total_rho=0.5)
-    clf = LogisticRegression(rho=0.5, bounds_X=(-1, 1), classes=[0, 1], accountant=acc, random_state=SEED).fit(X, y)
+    clf = LogisticRegression(
+        rho=0.5, bounds_X=(-1, 1), classes=[0, 1], inference_share="auto", accountant=acc, random_state=SEED
+    ).fit(X, y)
     assert (clf.rho_, clf.epsilon_) == (0.5, None)
     model, info = acc.ledger
     eps = [model.epsilon, info.epsilon]

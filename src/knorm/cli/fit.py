@@ -145,8 +145,9 @@ def add_parser(sub, parser_class):
             p.add_argument("--q", default="auto", help="share of epsilon on the noise, in (0, 1), or 'auto'")
             p.add_argument(
                 "--inference-share",
-                default="auto",
-                help="share of epsilon spent on the Fisher information behind the intervals, in [0, 1), or 'auto'",
+                default="0",
+                help="share of epsilon spent on the Fisher information behind the intervals, in [0, 1), or 'auto' "
+                "(default 0: all of epsilon on the coefficients, no intervals)",
             )
             p.add_argument(
                 "--multi-class",
@@ -308,7 +309,7 @@ def _report(args, model, features, n_dropped):
             "total": total,
         }
     names = ["intercept", *features]
-    intervals, refused = _intervals(model, args.alpha)
+    intervals, refused, corrected = _intervals(model, args.alpha)
     payload = {
         "command": f"fit {args.model}",
         "data": args.data,
@@ -317,10 +318,11 @@ def _report(args, model, features, n_dropped):
     }
     if len(coef) == 1:
         values = [float(intercept[0]), *coef[0]]
-        head = ["", "coefficient"] + ([f"{1 - args.alpha:.0%} interval"] if intervals is not None else [])
+        head = ["", "coefficient"] + (["corrected"] if corrected is not None else [])
+        head += [f"{1 - args.alpha:.0%} interval"] if intervals is not None else []
         rows = []
         for j, (name, v) in enumerate(zip(names, values)):
-            row = [name, format_number(v)]
+            row = [name, format_number(v)] + ([format_number(corrected[j])] if corrected is not None else [])
             if intervals is not None:
                 row.append(format_interval(*intervals[j]))
             rows.append(row)
@@ -339,6 +341,14 @@ def _report(args, model, features, n_dropped):
         payload["intervals_refused"] = refused
     if intervals is not None:
         lines.append("intervals: sampling error and privacy noise, from released and public quantities only")
+        if hasattr(model, "release_information"):  # logistic: the release is shrunk by the ridge term
+            lines.append(
+                "corrected: the coefficient with the ridge term's shrinkage undone, the centre of the interval"
+                if corrected is not None
+                else "interval: centred on the corrected coefficient (the ridge term's shrinkage undone), not "
+                "printed: the correction is within its own noise"
+            )
+            payload["corrected"] = None if corrected is None else dict(zip(names, corrected.tolist()))
         payload["intervals"] = {
             "alpha": args.alpha,
             "method": intervals.method,
@@ -372,10 +382,16 @@ def _diagnostic(value):
 
 
 def _intervals(model, alpha):
-    """(the model's intervals, named, intercept first, or None; the public reason when it gives none)."""
+    """(the model's intervals, named, intercept first, or None; the public reason when it gives none;
+    the corrected estimate of a binary logistic fit where it is shown, or None)."""
     try:
-        return model.conf_int(alpha), ""
+        intervals = model.conf_int(alpha)
     except IntervalUnavailableError as exc:  # refused with a public reason: say it, print no interval
-        return None, str(exc)
+        return None, str(exc), None
     except ValueError:  # a logistic fit that spent nothing on its Fisher information
-        return None, ""
+        return None, "none: no epsilon was spent on the Fisher information (pass --inference-share, e.g. 0.5)", None
+    corrected = None
+    if hasattr(model, "release_information"):  # binary logistic: the interval's centre, where reliable
+        shown = model.summary(alpha).corrected
+        corrected = shown if np.all(np.isfinite(shown)) else None
+    return intervals, "", corrected

@@ -3,10 +3,11 @@
 The paper's logistic simulation (Algorithm "Logistic Regression on Simulated Data",
 Section 4.2): beta = (0, -1, -1/2, -1/4, 0, 3/4, 3/2), m = 7, X_ij ~ U[-1, 1] (no
 intercept), Y_i ~ Bernoulli(expit(X_i'beta)), n = 10^4. At eps in {1/4, 1, 4} the
-default ``LogisticRegression`` (l_inf, q = 'auto', inference_share = 'auto') is fitted
+default ``LogisticRegression`` (l_inf, q = 'auto') with ``inference_share = 'auto'`` is fitted
 and its nominal 95% intervals (:meth:`~knorm.models.LogisticRegression.conf_int`) are
 checked against the true beta, coefficient by coefficient, beside the non-private
-Wald intervals of the MLE (beta_hat +- 1.96 sqrt(diag(I(beta_hat)^{-1}))).
+Wald intervals of the MLE (beta_hat +- 1.96 sqrt(diag(I(beta_hat)^{-1}))). A fit whose
+intervals are refused (``IntervalUnavailableError``) counts as covering nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _Z = 1.959963984540054  # the 0.975 quantile of N(0, 1)
 def _task(args):
     from scipy.special import expit
 
+    from knorm.exceptions import IntervalUnavailableError
     from knorm.models import LogisticRegression, logistic_newton
 
     seed, rep = args
@@ -67,9 +69,12 @@ def _task(args):
     ]
     for eps in EPSILONS:
         clf = LogisticRegression(
-            epsilon=eps, bounds_X=(-1, 1), fit_intercept=False, classes=[0, 1], random_state=rng
+            epsilon=eps, bounds_X=(-1, 1), fit_intercept=False, classes=[0, 1], inference_share="auto", random_state=rng
         ).fit(X, y)
-        ci = clf.conf_int(1 - LEVEL)
+        try:
+            ci = clf.conf_int(1 - LEVEL)
+        except IntervalUnavailableError:  # counted as covering nothing
+            ci = np.full((BETA.size, 2), math.nan)
         for j in range(BETA.size):
             rows.append(
                 dict(
@@ -81,6 +86,7 @@ def _task(args):
                     width=float(ci[j, 1] - ci[j, 0]),
                     share=clf.inference_share_,
                     floored=clf.n_floored_,
+                    refused=bool(np.isnan(ci[0, 0])),
                 )
             )
     return rows
@@ -128,6 +134,7 @@ def run(config):
     table["width_ratio"] = table.width / table.mle_width
     shares = dp.groupby("eps")["share"].first()
     floored = dp.groupby(["eps", "rep"])["floored"].first().gt(0).groupby("eps").mean()
+    refused = dp.groupby(["eps", "rep"])["refused"].first().groupby("eps").mean()
     table = table[["eps", "coef", "beta", "coverage", "cp_low", "cp_high", "width", "mle_width", "width_ratio"]]
     fig = save_figure(figure(table, mle_cov, reps), config.out / "logistic_intervals.png")
 
@@ -174,7 +181,8 @@ def run(config):
         f"(m = 7, n = {N:,}, no intercept), {reps} replicates\n"
         f"MLE (Wald) coverage per coefficient: {', '.join(f'{c:.3f}' for c in mle_cov)}\n"
         + "".join(
-            f"eps = {e:g}: inference_share {shares[e]:g}, replicates with a floored information {floored[e]:.3f}\n"
+            f"eps = {e:g}: inference_share {shares[e]:g}, replicates with a floored information {floored[e]:.3f}, "
+            f"intervals refused {refused[e]:.3f}\n"
             for e in EPSILONS
         )
         + "\n"

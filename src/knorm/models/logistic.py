@@ -11,10 +11,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knorm._ingest import check_bounds
-from knorm._validation import check_probability, numeric_input, refuse_complex
+from knorm._validation import check_positive, check_probability, numeric_input, param_error, refuse_complex
 from knorm.accounting.zcdp import rho_from_epsilon
+from knorm.exceptions import IntervalUnavailableError
 from knorm.geometry import NormBall
-from knorm.models._base import PrivateEstimatorMixin, diagnose
+from knorm.models._base import PrivateEstimatorMixin, diagnose, resolve_random_state
 from knorm.models._params import HasMethods, Interval, StrOptions, check_params, resolve_budget
 from knorm.models.labels import encode_labels
 from knorm.models.logistic_inference import auto_inference_share, logistic_summary
@@ -22,7 +23,7 @@ from knorm.models.logistic_information import release_information
 from knorm.models.logistic_noise import NORMS, certified_sensitivity, model_ball, norm_name
 from knorm.models.logistic_scaling import coefficient_transform, scale_features, to_original_units
 from knorm.models.losses import logistic_loss
-from knorm.models.objective import auto_q, fit_objective_perturbation
+from knorm.models.objective import ObjectiveFit, auto_q, fit_objective_perturbation
 from knorm.models.release_plan import check_fit_budget, release_rngs
 
 __all__ = ["LogisticRegression", "auto_q"]
@@ -35,9 +36,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Releases theta_DP = argmin (1/n) sum_i l(theta; x_i, y_i) + gamma/(2n) ||theta||^2
     + V'theta / n, with V drawn from the K-norm mechanism of the gradient sensitivity
-    space (paper Section 4), and, for two classes, a noisy Fisher information at
-    theta_DP from which standard errors and confidence intervals follow by
-    post-processing. Several classes use the multinomial (softmax) loss with the K-norm
+    space (paper Section 4), and, for two classes and when paid for, a noisy Fisher
+    information at theta_DP from which standard errors and confidence intervals follow
+    by post-processing (or are refused, with the public reason). Several classes use the multinomial (softmax) loss with the K-norm
     of its joint gradient space, or one binary fit per class (one-vs-rest).
 
     Parameters
@@ -65,10 +66,12 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         :func:`~knorm.models.objective.auto_q`, which uses n under replace-one
         neighbours and its n-free limit under add/remove ones; q = 0.5 is the paper's
         setting.
-    inference_share : float in [0, 1) or 'auto', default='auto'
+    inference_share : float in [0, 1) or 'auto', default=0.0
         Share of epsilon spent on releasing the Fisher information, for ``bse_``,
-        :meth:`conf_int` and :meth:`summary` (two classes only). 0 spends nothing
-        and gives no intervals. 'auto' is the data-independent rule of
+        :meth:`conf_int` and the intervals of :meth:`summary` (two classes only). 0 (the
+        default) spends everything on the model and gives no intervals; they can be
+        bought later with :meth:`release_information`, charged separately. 'auto' is the
+        data-independent rule of
         :func:`~knorm.models.logistic_inference.auto_inference_share` (between 0.05
         and 0.5: more at small epsilon and n; 0.25 under add/remove neighbours), and
         0 for more than two classes.
@@ -154,12 +157,15 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     q_ : float
         The q used (resolved from 'auto').
     inference_share_ : float
-        The share of epsilon spent on the Fisher information (resolved from 'auto').
+        The share of epsilon of ``fit`` spent on the Fisher information (resolved from
+        'auto'; a later :meth:`release_information` does not change it).
     n_floored_ : int
         Eigenvalues of the released information raised to the floor m / 4 (0 when the
-        release was positive definite enough; a function of the release, so public).
+        release was positive definite enough, or none was made; a function of the
+        release, so public).
     epsilon_ : float or None
-        Budget spent by the fit (None under ``rho``).
+        Budget spent by the fit (None under ``rho``); a later :meth:`release_information`
+        adds its epsilon.
     rho_ : float or None
         The rho budget of the fit (None under ``epsilon``); the releases' eps_i^2 / 2 sum
         to at most it.
@@ -211,16 +217,27 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     14 epsilons (by up to 0.07), and one-vs-rest's leads at the other 5 were all within
     one standard error of the difference; hence the default.
 
-    *Intervals* (two classes; beside the paper). A share s of epsilon releases the
-    Fisher information at theta_DP with l_inf noise
+    *Intervals* (two classes; beside the paper). A share s of epsilon (or a later,
+    separately charged :meth:`release_information`) releases the Fisher information at
+    theta_DP with l_inf noise
     (:func:`~knorm.models.logistic_information.release_information`, where its
-    sensitivity is derived); theta_DP is public then, so the two releases compose to
-    epsilon. Standard errors and intervals come from a parametric bootstrap of the
-    linearised release (:class:`~knorm.models.logistic_inference.LogisticInference`):
-    they cover the sampling error and the privacy noise (V, gamma, the output noise),
-    are centred on the estimate with the ridge term's shrinkage undone, use only the two
-    releases and public quantities, and are deterministic. Coverage of nominal 95%
-    intervals on the paper's simulation is in the ``logistic_intervals`` experiment.
+    sensitivity is derived); theta_DP is public then, so the two releases compose.
+    Standard errors and intervals come from a parametric bootstrap of both releases
+    (:class:`~knorm.models.logistic_inference.LogisticInference`; Ferrando, Wang &
+    Sheldon 2022): they cover the sampling error and the privacy noise (V, gamma, the
+    output noise, the information's noise), are centred on the estimate with the ridge
+    term's shrinkage undone and widened for the curvature along that correction (a
+    self-concordance bound, Bach 2010), use only the releases and public quantities,
+    and are deterministic. They are refused, with the public reason, where the released
+    information is too noisy or the ridge term shrinks too much for a first-order
+    correction (large coefficients in the scaled units, near-separable data, small
+    n epsilon). Coverage of nominal 95% intervals on the paper's simulation is in the
+    ``logistic_intervals`` experiment.
+
+    *Default share.* The information is paid for only when asked: at epsilon = 0.1 and
+    0.25, 'auto' (which spends up to half of epsilon on it) lowered the test accuracy on
+    the housing data (label: value above the median, 4 features) and on the paper's
+    simulation (``benchmarks/bench_logistic_default.py``).
 
     *Scaling.* Features are clipped to ``bounds_X`` and mapped into [-1, 1]: affinely
     with an intercept, by max(|lower_j|, |upper_j|) without one, so that the model stays
@@ -266,6 +283,8 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     space), Section 4.2 (simulation, q); Remark on add/delete-DP (Section 2);
     errata item 1 (gamma). C. Ferrando, S. Wang and D. Sheldon, "Parametric
     Bootstrap for Differentially Private Confidence Intervals", AISTATS (2022).
+    F. Bach, "Self-concordant analysis for logistic regression", Electronic Journal of
+    Statistics 4 (2010).
 
     Examples
     --------
@@ -278,6 +297,12 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     ((1, 2), (1,), True)
     >>> clf.predict(X[:3]).shape
     (3,)
+
+    Intervals need the Fisher information, released with a share of epsilon (or later):
+
+    >>> clf = LogisticRegression(
+    ...     epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1], inference_share=0.25, random_state=0
+    ... ).fit(X, y)
     >>> clf.conf_int().shape  # intercept first, then the features
     (3, 2)
 
@@ -316,7 +341,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         rho=None,
         norm="auto",
         q="auto",
-        inference_share="auto",
+        inference_share=0.0,
         multi_class="multinomial",
         bounds_X=None,
         fit_intercept=True,
@@ -400,9 +425,9 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             thetas = np.vstack([np.zeros(m), thetas])
 
         releases = [f.release for f in fits]
-        info, n_floored, inference = None, 0, None
+        info, inference = None, None
         if share > 0:
-            info, n_floored, inference = release_information(
+            info, inference = release_information(
                 Z,
                 fits[0],
                 coefficient_transform(slope, shift, self.fit_intercept),
@@ -424,7 +449,10 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.epsilon_: float | None = budget if unit == "epsilon" else None
         self.rho_: float | None = budget if unit == "rho" else None
         self.inference_share_ = share
-        self.information_release_, self.n_floored_, self._inference = info, n_floored, inference
+        self.information_release_, self._inference = info, inference
+        self.n_floored_ = 0 if inference is None else inference.n_floored
+        # Public: the scale map and the model release's own budget, for release_information.
+        self._scaling, self._model_epsilon = (lo, hi), fits[0].epsilon
         n_iter, converged = max(f.n_iter for f in fits), all(f.converged for f in fits)
         self.fit_diagnostics_ = diagnose(n, n_clipped, X.size, _OWNER, n_iter=n_iter, converged=converged)
         return self
@@ -476,33 +504,120 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _inference_or_raise(self, what):
         check_is_fitted(self)
         if self._inference is None:
-            reason = (
-                "more than two classes were fitted"
-                if len(self.classes_) > 2
-                else "no share of epsilon was spent on the Fisher information (inference_share=0)"
-            )
+            if len(self.classes_) > 2:
+                raise IntervalUnavailableError(
+                    f"{_OWNER}.{what} gives intervals for two classes only: this fit has {len(self.classes_)} "
+                    "classes, whose models release no Fisher information."
+                )
             raise ValueError(
-                f"{_OWNER}.{what} needs the released Fisher information, but {reason}. Fit with "
-                "inference_share > 0 (or 'auto') and two classes to get standard errors and intervals."
+                f"{_OWNER}.{what} needs the released Fisher information, but no share of epsilon was spent on it "
+                "(inference_share=0, the default, which keeps the whole budget for the model). Release it at the "
+                "published coefficients with release_information(X, epsilon) (charged separately), or refit with "
+                "inference_share > 0."
             )
+        self._inference.check(f"{_OWNER}.{what}")
         return self._inference
 
-    @property
-    def bse_(self):
-        """Standard errors of (intercept, coefficients), covering sampling error and privacy noise.
+    def release_information(self, X, epsilon, *, random_state=None):
+        """Release the Fisher information at the published coefficients, for intervals: a second release.
 
-        Post-processing of ``releases_``: square roots of the diagonal of the linearised
-        covariance of the bias-corrected estimate that :meth:`conf_int` is centred on
-        (:meth:`~knorm.models.logistic_inference.LogisticInference.covariance`), in the
-        original units, the intercept first when ``fit_intercept``.
+        For a fit made with ``inference_share=0``: the information
+        I(theta_DP) = sum_i sigma'(theta_DP'z_i) z_i z_i' of the same records, at the
+        already published theta_DP, with l_inf noise
+        (:func:`~knorm.models.logistic_information.release_information`). It costs
+        ``epsilon`` more (sequential composition: theta_DP is public when it is made),
+        charged to the estimator's accountant, and never changes the model. Labels are
+        not needed: the information does not depend on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The features the model was fitted on (clipped to ``bounds_X`` as in ``fit``).
+            Other records give intervals for the wrong data.
+        epsilon : float
+            Budget of this release, in (0, inf).
+        random_state : None, int, Generator or RandomState, default=None
+            Source of the noise; None draws fresh entropy from the operating system (use
+            it to publish). Fixed seeds are for tests, as for ``random_state`` of the
+            estimator.
+
+        Returns
+        -------
+        LogisticRegression
+            This estimator, with ``information_release_`` set and the release appended
+            to ``releases_`` (``epsilon_`` grows by ``epsilon``).
 
         Raises
         ------
         NotFittedError
             Before ``fit``.
         ValueError
-            When the fit released no Fisher information (``inference_share=0`` or more
-            than two classes).
+            If ``epsilon`` is not a positive float, the fit has more than two classes or
+            already released the information, or ``X`` does not match the fit.
+        """
+        check_is_fitted(self)
+        owner = f"{_OWNER}.release_information"
+        epsilon = check_positive(epsilon, "epsilon", owner)
+        if len(self.classes_) > 2:
+            raise ValueError(f"{owner} is for two classes; this fit has {len(self.classes_)}.")
+        if self.information_release_ is not None:
+            raise ValueError(
+                f"{owner}: the Fisher information of this fit was already released "
+                f"(epsilon {self.information_release_.epsilon:g}); a second copy would need its own analysis."
+            )
+        refuse_complex(X, "X", owner)
+        with numeric_input(owner, X=X):
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+        lo, hi = self._scaling
+        Z, slope, shift, _ = scale_features(X, lo, hi, self.fit_intercept)
+        model = self.release_
+        if model is None:  # only one-vs-rest fits have no single release, and they have k > 2 (refused above)
+            raise ValueError(f"{owner} needs the model's single release; this fit has none.")
+        fit = ObjectiveFit(model, self.gamma_, self.q_, self._model_epsilon, math.isfinite(model.epsilon), 0, True)
+        if isinstance(random_state, (bool, np.bool_)):
+            raise param_error(
+                "random_state", owner, "None, an int >= 0, a Generator or a RandomState", random_state, TypeError
+            )
+        rng = resolve_random_state(random_state) if isinstance(random_state, np.random.RandomState) else random_state
+        info, inference = release_information(
+            Z,
+            fit,
+            coefficient_transform(slope, shift, self.fit_intercept),
+            epsilon=epsilon,
+            rng=rng,
+            neighbours=self.neighbours,
+            accountant=self.accountant,
+            sampler=self.sampler,
+            label=f"{owner} (Fisher information at the released theta, for intervals)",
+        )
+        self.information_release_, self._inference = info, inference
+        self.n_floored_ = inference.n_floored
+        self.releases_ = (*self.releases_, info)
+        if self.rho_ is None:
+            self.epsilon_ = self.epsilon_ + info.epsilon
+        else:  # pure epsilon-DP is (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4)
+            self.rho_ = self.rho_ + rho_from_epsilon(info.epsilon)
+        return self
+
+    @property
+    def bse_(self):
+        """Standard errors of (intercept, coefficients), covering sampling error and privacy noise.
+
+        Post-processing of ``releases_``: standard deviations of the parametric bootstrap
+        that :meth:`conf_int` uses
+        (:meth:`~knorm.models.logistic_inference.LogisticInference.bse`), in the original
+        units, the intercept first when ``fit_intercept``.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError
+            When the fit released no Fisher information (``inference_share=0`` without
+            :meth:`release_information`, or more than two classes).
+        IntervalUnavailableError
+            When no valid interval can be computed from the releases (the message gives
+            the public reason).
         """
         return self._inference_or_raise("bse_").bse()
 
@@ -520,11 +635,13 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             One interval per parameter, in the original units, named: the intercept first
             (when fitted, named 'intercept'; as statsmodels with a leading constant), then
             the features in order (their DataFrame names, else x1, x2, ...). Parametric
-            bootstrap intervals covering sampling error and privacy noise, centred on the
-            estimate with the ridge term's shrinkage undone, theta + gamma I^{-1} theta
-            (:class:`~knorm.models.logistic_inference.LogisticInference`); deterministic.
-            It prints as a table; ``np.asarray`` gives the array of shape
-            (n_features + fit_intercept, 2) that earlier versions returned.
+            bootstrap intervals of both releases covering sampling error and privacy
+            noise, centred on the estimate with the ridge term's shrinkage undone,
+            theta + gamma I^{-1} theta, and widened for the curvature along that
+            correction (:class:`~knorm.models.logistic_inference.LogisticInference`);
+            deterministic. They need not contain ``coef_``, which is shrunk. It prints as
+            a table; ``np.asarray`` gives the array of shape (n_features + fit_intercept, 2)
+            that earlier versions returned.
 
         Raises
         ------
@@ -532,11 +649,15 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             Before ``fit``.
         ValueError
             If ``alpha`` is not in (0, 1), or the fit released no Fisher information.
+        IntervalUnavailableError
+            When no valid interval can be computed from the releases: the released
+            information is too noisy, or the ridge term shrinks the fit too much for a
+            first-order correction. The message gives the public reason and what helps.
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.conf_int")
         inference = self._inference_or_raise("conf_int")
         draws = len(inference.deviations)
-        method = f"parametric bootstrap ({draws} draws, basic intervals)"
+        method = f"parametric bootstrap of both releases ({draws} draws, basic intervals widened for the correction)"
         return self._named_intervals(inference.conf_int(alpha), alpha, method, draws)
 
     def summary(self, alpha=0.05):
@@ -550,17 +671,26 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         InferenceSummary
-            Printable; computed from released and public quantities only.
+            Printable; computed from released and public quantities only. Without a
+            released Fisher information, or where the intervals are refused, it shows the
+            coefficients and privacy terms and says why there are no intervals
+            (``refusal``). The corrected estimate is shown only where the bootstrap puts
+            it reliably closer to the non-private fit than the release.
 
         Raises
         ------
         NotFittedError
             Before ``fit``.
         ValueError
-            If ``alpha`` is not in (0, 1), or the fit released no Fisher information.
+            If ``alpha`` is not in (0, 1), or the fit has more than two classes.
         """
         alpha = check_probability(alpha, "alpha", f"{_OWNER}.summary")
-        return logistic_summary(self, self._inference_or_raise("summary"), alpha)
+        check_is_fitted(self)
+        if len(self.classes_) > 2:
+            raise ValueError(
+                f"{_OWNER}.summary is for two classes; this fit has {len(self.classes_)} (read coef_ and intercept_)."
+            )
+        return logistic_summary(self, self._inference, alpha)
 
     # -- prediction --------------------------------------------------------------------------
     def decision_function(self, X):

@@ -20,7 +20,7 @@ from knorm._docs import fill_doc
 from knorm.geometry import LpBall
 from knorm.mechanisms import KNormMechanism
 from knorm.mechanisms.knorm_mechanism import GRADIENT_TOLERANCE, OUTPUT_SHARE
-from knorm.models.logistic_inference import LogisticInference, floor_information
+from knorm.models.logistic_inference import LogisticInference
 from knorm.noise import KNormNoise
 from knorm.sensitivity.softmax import information_layout_weights, logistic_information_space
 
@@ -29,7 +29,7 @@ __all__ = ["release_information"]
 
 @fill_doc
 def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accountant, sampler, label):
-    """Release I(theta_DP) with l_inf noise; return it, its floored count and the bootstrap's inputs.
+    """Release I(theta_DP) with l_inf noise; return it and the linearised law of the fit built on it.
 
     Parameters
     ----------
@@ -37,7 +37,8 @@ def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accounta
         The scaled records of the fit (in [-1, 1], intercept column last when fitted).
     fit : ObjectiveFit
         The model's release (:func:`~knorm.models.objective.fit_objective_perturbation`,
-        binary loss): theta_DP, gamma, and whether it is private.
+        binary loss): theta_DP, gamma, its epsilon and whether it is private (only these
+        public fields are read).
     transform : ndarray of shape (m, m)
         The map of the scaled coefficients to (intercept, coefficients) in the original
         units (:func:`~knorm.models.logistic_scaling.coefficient_transform`).
@@ -57,19 +58,18 @@ def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accounta
     -------
     release : Release
         The noisy information (upper triangle, diagonal doubled).
-    n_floored : int
-        Eigenvalues raised to the floor m / 4 (a function of the release: public).
     inference : LogisticInference
-        The linearised law of the fit, for standard errors and intervals.
+        The linearised law of the fit, for standard errors and intervals (it floors the
+        information's eigenvalues at m / 4 and counts them, ``n_floored``: public).
 
     Notes
     -----
     Below one record's largest curvature, lambda = m / 4 (paper Section 4.1), the
     released information says nothing, so its eigenvalues are floored there. The
-    bootstrap's noise laws are the model's V (its ball and scale) and the output noise
+    bootstrap's noise laws are the model's V (its ball and scale), the output noise
     of :meth:`~knorm.mechanisms.KNormMechanism.release_objective`, of scale
-    2 tau / (gamma eps_W) with eps_W = OUTPUT_SHARE epsilon; both are absent when the
-    fit is not private.
+    2 tau / (gamma eps_W) with eps_W = OUTPUT_SHARE epsilon, and this release's own
+    noise; all are absent when the fit is not private.
 
     Examples
     --------
@@ -83,11 +83,11 @@ def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accounta
     >>> fit = fit_objective_perturbation(
     ...     logistic_loss(2), Z, y, ball=LpBall(3, float("inf")), sensitivity=2.0, epsilon=1.0, q=0.5, rng=0
     ... )
-    >>> release, n_floored, inference = release_information(
+    >>> release, inference = release_information(
     ...     Z, fit, np.eye(3), epsilon=0.5, rng=1,
     ...     neighbours="replace", accountant=None, sampler="auto", label="information"
     ... )
-    >>> release.value.shape, n_floored, inference.bse().shape
+    >>> release.value.shape, inference.n_floored, inference.bse().shape
     ((6,), 0, (3,))
     """
     m = Z.shape[1]
@@ -104,15 +104,17 @@ def release_information(Z, fit, transform, *, epsilon, rng, neighbours, accounta
     noisy = np.zeros((m, m))
     noisy[rows, cols] = release.value / weights
     noisy[cols, rows] = noisy[rows, cols]
-    floored, n_floored = floor_information(noisy, m / 4.0)
     model = fit.release
     output_scale = 2.0 * GRADIENT_TOLERANCE / (fit.gamma * OUTPUT_SHARE * fit.epsilon) if fit.private else 0.0
+    private_info = math.isfinite(release.epsilon)
     inference = LogisticInference(
         theta,
-        floored,
+        noisy,
         fit.gamma,
         KNormNoise(model.ball, model.noise_scale) if fit.private else None,
         KNormNoise(LpBall(m, 2), output_scale) if fit.private else None,
         transform,
+        information_noise=KNormNoise(ball, release.noise_scale) if private_info else None,
+        neighbours=neighbours,
     )
-    return release, n_floored, inference
+    return release, inference
