@@ -71,7 +71,7 @@ class Cell:
         ``(rng) -> (covered, names)``: ``covered`` a boolean array (one per coordinate) or None
         when the library refused the interval; ``names`` the coordinates' names.
     reps : int or None, default None
-        Replicates of this cell (default: the run's).
+        Replicates of this cell in a full run (default :data:`REPS`); an explicit ``--reps`` overrides it.
     """
 
     regime: str
@@ -163,6 +163,69 @@ def _correlated(n, rng):
 
 #: The population covariance of :func:`_correlated`, upper triangle row by row (1/12, 1/24, 0, 1/24, 1/24, 1/12).
 _CORRELATED_COV = (1 / 12, 1 / 24, 0.0, 1 / 24, 1 / 24, 1 / 12)
+
+
+def _logistic(draw, bounds, n, eps, *, fit_intercept=True):
+    """LogisticRegression(inference_share='auto').conf_int(): covers the sample's non-private MLE."""
+    from knorm.models import LogisticRegression, logistic_newton
+
+    @_quiet
+    def replicate(rng):
+        X, y = draw(n, rng)
+        Z = np.column_stack([np.ones(len(X)), X]) if fit_intercept else X  # intercept first, as conf_int
+        mle = logistic_newton(Z, y.astype(float), max_iter=100, tol=1e-10)[0]
+        names = (("intercept",) if fit_intercept else ()) + tuple(f"x{j + 1}" for j in range(X.shape[1]))
+        clf = LogisticRegression(
+            epsilon=eps,
+            bounds_X=bounds,
+            fit_intercept=fit_intercept,
+            classes=[0, 1],
+            inference_share="auto",
+            random_state=rng,
+        )
+        try:
+            ci = np.asarray(clf.fit(X, y).conf_int(1 - LEVEL))
+        except IntervalUnavailableError:
+            return None, names
+        return (ci[:, 0] <= mle) & (mle <= ci[:, 1]), names
+
+    return replicate
+
+
+def _readme_logistic(n, rng):
+    """The README's example: three features on [0, 10], y = 1[x1 - 2 x2 + 0.5 x3 + N(0, 1) > 0]."""
+    X = rng.uniform(0, 10, (n, 3))
+    return X, (X @ [1.0, -2.0, 0.5] + rng.normal(0, 1, n) > 0).astype(int)
+
+
+def _paper_logistic(n, rng):
+    """The paper's logistic simulation (knorm.experiments.logistic_intervals): beta on [-1, 1]^7, no intercept."""
+    from scipy.special import expit
+
+    from knorm.experiments.logistic_intervals import BETA
+
+    X = rng.uniform(-1, 1, (n, BETA.size))
+    return X, (rng.random(n) < expit(X @ BETA)).astype(int)
+
+
+def _balanced_logistic(n, rng):
+    """Small coefficients, balanced classes: y ~ Bernoulli(expit(0.5 x1 - 0.5 x2)), x uniform on [-1, 1]^2."""
+    from scipy.special import expit
+
+    X = rng.uniform(-1, 1, (n, 2))
+    return X, (rng.random(n) < expit(0.5 * X[:, 0] - 0.5 * X[:, 1])).astype(int)
+
+
+def _banknote():
+    """The banknote authentication data (../shared/data), or None without it."""
+    from knorm.experiments.data import shared_data_dir
+
+    folder = shared_data_dir()
+    path = None if folder is None else folder / "banknote_authentication.csv"
+    if path is None or not path.exists():
+        return None
+    data = np.loadtxt(path, delimiter=",")
+    return data[:, :4], data[:, 4].astype(int)
 
 
 def _linear(beta, sigma, n, eps):
@@ -284,6 +347,52 @@ def checks():
             (1.0,),
             "housing median_income on [0, 15] (the 20,640 districts as the population)",
         )
+    logistic_cells = [
+        Cell(
+            "README example: 3 features on [0, 10], near-separable",
+            10_000,
+            1.0,
+            _logistic(_readme_logistic, (0.0, 10.0), 10_000, 1.0),
+            reps=100,
+        ),
+    ]
+    logistic_cells += [
+        Cell(
+            "the paper's simulation (7 coefficients up to 1.5, no intercept)",
+            10_000,
+            e,
+            _logistic(_paper_logistic, (-1.0, 1.0), 10_000, e, fit_intercept=False),
+            reps=100,
+        )
+        for e in (0.25, 1.0, 4.0)
+    ]
+    logistic_cells += [
+        Cell(
+            "balanced classes, small coefficients (0.5, -0.5)",
+            n,
+            1.0,
+            _logistic(_balanced_logistic, (-1.0, 1.0), n, 1.0),
+            reps=100,
+        )
+        for n in (1_000, 100_000)
+    ]
+    banknote = _banknote()
+    if banknote is not None:
+        bX, by = banknote
+
+        def resample(n, rng):
+            idx = rng.integers(0, len(by), n)
+            return bX[idx], by[idx]
+
+        logistic_cells.append(
+            Cell(
+                "banknote authentication (resampled), features declared in [-15, 20]",
+                len(by),
+                8.0,
+                _logistic(resample, (-15.0, 20.0), len(by), 8.0),
+                reps=100,
+            )
+        )
     linear_cells = []
     for name, coef, sigma in (
         ("small coefficients", (0.5, -0.25, 0.1), 0.3),
@@ -309,6 +418,11 @@ def checks():
         Check("stats.histogram(...).conf_int(kind='population')", "the population's cell probabilities", pop_hist),
         Check("stats.covariance(...).conf_int(kind='population')", "the population covariance entries", pop_cov),
         Check("LinearRegression(...).conf_int()", "the population coefficients (sampling and noise)", linear_cells),
+        Check(
+            "LogisticRegression(inference_share='auto').conf_int()",
+            "the sample's non-private MLE (the mechanism's bias and noise)",
+            logistic_cells,
+        ),
     ]
 
 
@@ -328,8 +442,8 @@ def run_cell(check, cell, *, reps, rng):
         The interval checked.
     cell : Cell
         The regime.
-    reps : int
-        Replicates (unless the cell fixes its own).
+    reps : int or None
+        Replicates; None for the cell's own (:data:`REPS` unless it fixes fewer).
     rng : numpy.random.Generator
         Source of the replicates' randomness.
 
@@ -340,7 +454,7 @@ def run_cell(check, cell, *, reps, rng):
         gave an interval, with its Clopper-Pearson 95% Monte Carlo interval, and the status
         'ok', 'LOW' (below :data:`FLOOR`) or 'refused' (every replicate refused).
     """
-    reps = cell.reps or reps
+    reps = reps if reps is not None else (cell.reps or REPS)
     hits, refused, names = None, 0, ()
     for _ in range(reps):
         covered, names = cell.replicate(rng)
@@ -372,13 +486,13 @@ def run_cell(check, cell, *, reps, rng):
     ]
 
 
-def run_matrix(*, reps=REPS, seed=SEED, only=None, progress=None):
+def run_matrix(*, reps=None, seed=SEED, only=None, progress=None):
     """Run every cell of :func:`checks` and return the rows.
 
     Parameters
     ----------
-    reps : int, default 200
-        Replicates per cell.
+    reps : int, optional
+        Replicates of every cell; by default each cell's own (:data:`REPS`, fewer for slow cells).
     seed : int, default 20261127
         Root seed; cell i of check j uses the seed (seed, j, i).
     only : str, optional
@@ -414,8 +528,8 @@ def store_run(rows, folder, *, command, reps, seed, seconds):
         The folder.
     command : str
         The command that made them.
-    reps : int
-        Replicates per cell.
+    reps : int or str
+        Replicates per cell (or how they were chosen).
     seed : int
         The root seed.
     seconds : float
@@ -477,7 +591,7 @@ def render_page(folder):
     with open(folder / "coverage.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     head += [
-        f"Run: `{meta['command']}`, {meta['reps']} replicates per cell, seed {meta['seed']}, "
+        f"Run: `{meta['command']}`, {meta['reps']} replicates per cell (the reps column), seed {meta['seed']}, "
         f"{meta['seconds']} s on {meta['machine']}.",
         "",
     ]
@@ -521,7 +635,7 @@ def main(argv=None):
         The exit status.
     """
     ap = argparse.ArgumentParser(prog="python -m knorm.experiments.coverage", description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=REPS, help=f"replicates per cell (default {REPS})")
+    ap.add_argument("--reps", type=int, help=f"replicates of every cell (default {REPS}, 100 for the logistic cells)")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--only", help="run only the checks whose name contains this")
     ap.add_argument("--docs", default="docs", help="the docs folder to write into (default docs)")
@@ -543,7 +657,8 @@ def main(argv=None):
         rows = sorted(kept + rows, key=lambda r: order.index(r[0]) if r[0] in order else len(order))
         meta = json.loads((docs / "coverage" / "run.json").read_text())
         command, seconds = meta["command"] + f"; then {command}", meta["seconds"] + seconds
-    store_run(rows, docs / "coverage", command=command, reps=args.reps, seed=args.seed, seconds=seconds)
+    reps = args.reps if args.reps is not None else f"{REPS} (100 for the logistic cells)"
+    store_run(rows, docs / "coverage", command=command, reps=reps, seed=args.seed, seconds=seconds)
     (docs / "coverage.md").write_text(render_page(docs / "coverage"))
     return 0
 
