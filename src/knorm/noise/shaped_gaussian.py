@@ -811,7 +811,8 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
                 f"leading principal minor of order {k} = {Fraction(minors[-1], d**k)}",
             )
         self.dim, self.kind, self._n, self._d = m, "dense", n, d
-        fl = n.astype(float) / d
+        # int / int is correctly rounded for any size (an object array divided by a huge int stays object on numpy 1.25).
+        fl = _ratio_floats(n, d)
         eig = np.linalg.eigvalsh(fl)
         self._lam = (float(eig[0]), float(eig[-1]))
         if proposal_sigma2 is None:
@@ -921,7 +922,7 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
         if self.kind == "compound":
             a, b, m = float(self.a), float(self.b), self.dim
             return (np.eye(m) - b / (a + m * b) * np.ones((m, m))) / a
-        return np.linalg.inv(self._n.astype(float) / self._d)
+        return np.linalg.inv(_ratio_floats(self._n, self._d))
 
     @property
     def cache_key(self):
@@ -1006,7 +1007,7 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
         if self.kind == "compound":
             s = x.sum(axis=-1)
             return -(float(self.a) * (x * x).sum(axis=-1) + float(self.b) * s * s) / 2
-        a = self._n.astype(float) / self._d
+        a = _ratio_floats(self._n, self._d)
         return -np.einsum("...i,ij,...j->...", x, a, x) / 2
 
     def sample(self, size=None, *, rng=None):
@@ -1035,6 +1036,11 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
         if self.kind == "compound":
             return f"ShapedDiscreteGaussianNoise.compound(a={self.a}, b={self.b}, dim={self.dim})"
         return f"ShapedDiscreteGaussianNoise(dim={self.dim}, dense)"
+
+
+def _ratio_floats(n, d):
+    """The matrix n / d in binary64, each entry correctly rounded (int / int); n may hold ints beyond int64."""
+    return np.array([[int(v) / d for v in row] for row in np.asarray(n)], dtype=float)
 
 
 def _spherical_name(plan, what):
