@@ -212,10 +212,10 @@ def publish(
     basis : sequence of ndarray, optional
         The symmetric family the fitted shape is sought in (see
         :func:`~knorm.mechanisms.gaussian_shapes.hull_shape`).
-    full : ndarray of shape (m_full, m), optional
+    full : ndarray of shape (m_full, m) or callable returning one, optional
         Under rho, for a statistic released in reduced coordinates: the linear map of the
         released noise to the noise of the full statistic the caller rebuilds; the shapes
-        are ranked by the total variance there.
+        are ranked by the total variance there. A callable is called only under rho (the map is dense).
 
     Returns
     -------
@@ -288,7 +288,7 @@ def publish_gaussian(value, space, request, *, names, key, counts=False, shapes=
         shapes=shapes,
         hull=hull,
         basis=basis,
-        full=full,
+        full=full() if callable(full) else full,  # a dense map, built only here (under rho)
         integer=counts,
         key=key,
         owner=request.owner,

@@ -67,7 +67,7 @@ def _release_cells(A, edge_list, names, neighbours, request):
             key=key,
             counts=True,
             shapes=shapes,
-            full=_rebuilt(k - 1),
+            full=functools.partial(_rebuilt, k - 1),  # built only under rho (a dense (k, k - 1) map)
         )
         release = raw.postprocess(Expand(ball, n_records(A)), label=request.label, names=names)
         return attach(release, ProportionModel(n_records(A)))  # the cells' proportions, n public
@@ -264,7 +264,7 @@ def vote(scores, *, epsilon=None, rho=None, neighbours="replace", accountant=Non
         key=key,
         counts=True,
         shapes=functools.partial(_one, vote_shape, d, neighbours),
-        full=None if neighbours == "add_remove" else _rebuilt(d - 1),
+        full=None if neighbours == "add_remove" else functools.partial(_rebuilt, d - 1),
     )
     if neighbours == "add_remove":
         return raw
