@@ -7,6 +7,7 @@ are slow and run in CI only (pytest -m slow): tests/models/test_logistic_interva
 
 import math
 import pickle
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from knorm.exceptions import IntervalUnavailableError
 from knorm.geometry import LpBall
 from knorm.mechanisms import nonprivate
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
-from knorm.models import LogisticRegression, logistic_newton
+from knorm.models import LogisticRegression, logistic_newton, objective
 from knorm.models.logistic_inference import (
     CORRECTION_MAX,
     NOISE_MAX,
@@ -31,7 +32,7 @@ from knorm.models.logistic_inference import (
     auto_inference_share,
     floor_information,
 )
-from knorm.models.objective import auto_q, perturbation_gamma
+from knorm.models.objective import auto_q, objective_gamma, perturbation_gamma
 from knorm.noise import KNormNoise
 from knorm.sensitivity.softmax import information_layout_weights, logistic_information_space
 from tests.settings import ALPHA, SEED
@@ -127,10 +128,12 @@ def test_linearised_release_matches_exact_re_solves():
     # the released point. Against exact re-solves of the perturbed objective for 150 draws
     # of V on the paper's simulation at eps = 1/4 (the most nonlinear setting run), with the
     # information taken at each of 20 released points in turn: the linearised spread is
-    # unbiased on average (measured within 1.5% per coefficient; within 1% on two other data sets) and within
-    # 15% at any single point (measured: 13% at worst). The mean moves with the point (the
+    # unbiased on average (measured within 1.7% per coefficient; within 1% on two other data sets) and within
+    # 20% at any single point (measured: 13% at worst with errata item 1's gamma, 15.6% with the smaller
+    # coupled gamma). The mean moves with the point (the
     # ridge term's shrinkage gamma (I + gamma)^{-1} theta changes with I): by at most 0.25 sd
-    # (measured 0.21), by 0.05 sd on average (measured 0.02). Paired draws,
+    # (measured 0.21), by 0.08 sd on average (measured 0.02 with errata item 1's gamma at the
+    # former q = 0.77, 0.05 with the coupled gamma at q = 0.72). Paired draws,
     # so the comparison is nearly free of Monte Carlo error.
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 10_000)
@@ -149,8 +152,8 @@ def test_linearised_release_matches_exact_re_solves():
         ratios.append(linear.std(axis=0) / sd - 1)
         shifts.append((linear.mean(axis=0) - exact.mean(axis=0)) / sd)
     ratios, shifts = np.array(ratios), np.array(shifts)
-    assert np.all(np.abs(ratios.mean(axis=0)) <= 0.02) and np.abs(ratios).max() <= 0.15
-    assert np.all(np.abs(shifts.mean(axis=0)) <= 0.05) and np.abs(shifts).max() <= 0.25
+    assert np.all(np.abs(ratios.mean(axis=0)) <= 0.02) and np.abs(ratios).max() <= 0.20
+    assert np.all(np.abs(shifts.mean(axis=0)) <= 0.08) and np.abs(shifts).max() <= 0.25
 
 
 def test_bias_correction_undoes_the_ridge_shrinkage():
@@ -482,15 +485,25 @@ def test_the_readme_example_is_refused_with_a_reason():
             assert any(k in s.refusal for k in ("below the floor", "too noisy", "ridge term"))
 
 
-def test_a_reliable_correction_is_shown_and_is_closer_to_the_mle():
-    # q = 0.95 puts most of the budget on the noise and a large ridge term on the fit: the
-    # shrinkage is then much larger than the noise, and the corrected estimate is shown,
-    # closer to the non-private fit than the release. At q = 0.5 the correction is within
-    # its own noise and is not shown (the intervals are still given).
+def test_a_reliable_correction_is_shown_and_is_closer_to_the_mle(request):
+    # The coupled gamma (objective.logistic_gamma) keeps the ridge term near the noise at
+    # every q, so the correction is within its own noise in every regime measured (closer in
+    # 73-89% of the bootstrap draws, n 3,000-100,000, eps 1-8, q up to 0.995) and is not shown.
+    # Errata item 1's larger gamma (also private: more ridge than the proof needs) at q = 0.95
+    # makes the shrinkage much larger than the noise: the corrected estimate is then shown,
+    # closer to the non-private fit than the release. At q = 0.5 it is within its own noise and
+    # is not shown (the intervals are still given).
     rng = np.random.default_rng(SEED)
     X, y = simulate(rng, 100_000)
     with nonprivate():
         mle = LogisticRegression(classes=[0, 1], bounds_X=(-1, 1), fit_intercept=False).fit(X, y).coef_[0]
+
+    def errata_gamma(m, epsilon, q, neighbours="replace"):
+        return objective_gamma(m / 4.0, epsilon, q)
+
+    patch = mock.patch.object(objective, "logistic_gamma", errata_gamma)
+    patch.start()
+    request.addfinalizer(patch.stop)
     for seed in range(3):
         clf = LogisticRegression(
             epsilon=2.0,

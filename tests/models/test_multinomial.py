@@ -21,7 +21,7 @@ from knorm.mechanisms import nonprivate
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
 from knorm.models import LogisticRegression
 from knorm.models.multinomial import softmax_newton
-from knorm.models.objective import hessian_trace_bound, perturbation_gamma
+from knorm.models.objective import hessian_trace_bound, objective_gamma, perturbation_gamma
 from knorm.sensitivity.softmax import SoftmaxBall, multinomial_gradient_space
 from tests.settings import ALPHA, SEED, Z_MAX
 
@@ -141,7 +141,10 @@ def test_hessian_trace_bound_and_the_determinant_factor(k):
     T = hessian_trace_bound(k)
     assert trace.max() <= T + 1e-12 and trace.max() >= T - 0.01
     m, eps, q = 5, 1.0, 0.6
-    gamma = perturbation_gamma(m, eps, q, n_classes=k)
+    # k = 2: errata item 1's rank-one gamma (the binary model uses the smaller coupled one).
+    gamma = (
+        objective_gamma(m / 4, (1 - OUTPUT_SHARE) * eps, q) if k == 2 else perturbation_gamma(m, eps, q, n_classes=k)
+    )
     factor = np.linalg.det(np.eye(r) + (m / gamma) * A)
     bound = math.exp((1 - OUTPUT_SHARE) * eps * (1 - q))
     assert factor.max() <= bound + 1e-12

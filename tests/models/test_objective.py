@@ -20,7 +20,7 @@ from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
 from knorm.models import logistic_newton, objective_gamma, objective_perturbation
 from knorm.models.losses import BinaryLogisticLoss, MultinomialLogisticLoss, logistic_loss
 from knorm.models.multinomial import multinomial_objective_perturbation, softmax_newton
-from knorm.models.objective import ObjectiveFit, fit_objective_perturbation, perturbation_gamma
+from knorm.models.objective import ObjectiveFit, fit_objective_perturbation, logistic_gamma, perturbation_gamma
 from knorm.sensitivity.softmax import SoftmaxBall
 from tests.settings import SEED
 
@@ -101,10 +101,11 @@ def test_gamma_from_the_loss_meets_the_proof_with_equality(k):
     loss = logistic_loss(k)
     gamma = perturbation_gamma(m, eps, q, n_classes=k)
     eps_op = (1.0 - OUTPUT_SHARE) * eps
-    # (1 + lambda / gamma)^r = exp(eps_op (1 - q)): errata item 1 for r = 1.
+    if k == 2:  # the coupled bound (its own tests in test_logistic.py), below errata item 1's
+        assert gamma == logistic_gamma(m, eps_op, q) < objective_gamma(m / 4.0, eps_op, q)
+        return
+    # (1 + lambda / gamma)^r = exp(eps_op (1 - q)): errata item 1 with rank r = k - 1.
     assert (1.0 + loss.hessian_bound(m) / gamma) ** loss.rank == pytest.approx(math.exp(eps_op * (1 - q)), rel=1e-12)
-    if k == 2:  # bit for bit the binary formula of errata item 1, lambda = m / 4
-        assert gamma == objective_gamma(m / 4.0, eps_op, q)
 
 
 def test_fit_is_typed_frozen_and_the_thin_forms_release_the_same_law():

@@ -54,8 +54,10 @@ claim.
 
 _DIFFERENCES = """## Where we differ from the paper, and why
 
-* **Corrections.** Objective perturbation uses gamma = lambda / (exp(eps (1 - q)) - 1)
-  (errata item 1; the printed sign makes the objective non-convex and breaks privacy),
+* **Corrections.** Objective perturbation's gamma is at most lambda / (exp(eps (1 - q)) - 1)
+  (errata item 1; the printed sign makes the objective non-convex and breaks privacy); the
+  binary model uses a smaller gamma that bounds the noise and Jacobian factors of the proof
+  jointly (`knorm.models.objective.logistic_gamma`), the same for every norm at a given q,
   K_2 has the factor 2 (item 3), the l_inf sampler uses Delta_inf (item 4), and K_T is
   read as in item 5. Results that depend on these follow the corrected formulas.
 * **Logistic regression.** The text says n = 10^4 and the caption 10^5; both are run.

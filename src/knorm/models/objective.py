@@ -13,6 +13,7 @@ returned in its :class:`ObjectiveFit`. :func:`objective_perturbation` (binary) a
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ __all__ = [
     "auto_q",
     "fit_objective_perturbation",
     "hessian_trace_bound",
+    "logistic_gamma",
     "logistic_newton",
     "objective_gamma",
     "objective_perturbation",
@@ -41,6 +43,8 @@ __all__ = [
 # mean loss at theta = 0 for features uniform on [-1, 1] is (k - 1) / (3 k^2) (1/12 for
 # two classes: sigma' = 1/4 times E x^2 = 1/3).
 _Q_GRID = np.linspace(0.005, 0.995, 199)
+# The coefficient sizes tau^2 / d over which the rule is minimax in ratio (1 to 8 per coordinate).
+_TAU2_RANGE = np.geomspace(1.0, 64.0, 25)
 # Below this gamma the objective is too flat for a certified minimiser (gamma underflows
 # at eps (1 - q) of a few hundred; the output noise covering tau / gamma explodes well before).
 _GAMMA_MIN = 1e-9
@@ -101,6 +105,130 @@ def objective_gamma(lam, epsilon, q, *, rank=1):
     return float(g) if g.ndim == 0 else g
 
 
+def _coupled_excess_bound(a, b):
+    """A certified upper bound on max over r in [0, 1] of f(r) = a r + log(1 + b r (1 - r)).
+
+    f is concave (both terms are), so it lies below its tangent at any point r0:
+    max f <= f(r0) + max(-f'(r0) r0, f'(r0) (1 - r0)). r0 is the root of f' (a quadratic,
+    a b r^2 + (2 b - a b) r - (a + b) = 0) clipped to [0, 1], so the tangent term is
+    the rounding error of r0 only (and exact at a clipped end).
+    """
+    if b == 0.0:
+        return a
+    if a == 0.0:
+        r0 = 0.5
+    else:
+        c = 2.0 * b - a * b
+        disc = c * c + 4.0 * a * b * (a + b)
+        # The positive root, written to avoid cancellation when c > 0.
+        r0 = 2.0 * (a + b) / (c + math.sqrt(disc)) if c > 0 else (math.sqrt(disc) - c) / (2.0 * a * b)
+        r0 = min(max(r0, 0.0), 1.0)
+    u = b * r0 * (1.0 - r0)
+    f = a * r0 + math.log1p(u)
+    slope = a + b * (1.0 - 2.0 * r0) / (1.0 + u)
+    return f + max(-slope * r0, slope * (1.0 - r0), 0.0)
+
+
+@fill_doc
+def logistic_gamma(m, epsilon, q, *, neighbours="replace"):
+    """Return the smallest gamma for which objective perturbation of the binary logistic loss is eps-DP.
+
+    The noise V has density proportional to exp(-eps q ||V||_K / Delta_K); the rest of
+    epsilon pays for the Jacobian, as in errata item 1, but the two factors are bounded
+    jointly (see Notes), which allows a smaller gamma than
+    ``objective_gamma(m / 4, epsilon, q)`` at the same q.
+
+    Parameters
+    ----------
+    m : int
+        Number of features (intercept column included); records in [-1, 1]^m.
+    epsilon : float
+        Budget of objective perturbation proper (eps_op of :func:`fit_objective_perturbation`).
+    q : float or array_like
+        Share of epsilon spent on the noise, in (0, 1).
+    %(neighbours)s
+
+    Returns
+    -------
+    float or ndarray
+        The gamma of each q: m / b, where b is the largest value (found by bisection, to a
+        relative 1e-12, from the safe side) with a + U(a, b) <= eps for replace-one and
+        U(eps q, b) <= eps for add/remove, a = eps q / 2 and U the certified bound of
+        max over r in [0, 1] of a r + log(1 + b r (1 - r)). 0 where even b = inf is allowed.
+
+    Notes
+    -----
+    *The coupled bound.* Follow the proof of the paper's Theorem "Extended Objective
+    Perturbation" (replace-one, the records z_n of X and z_n' of X' differing, C = gamma I
+    + sum_{i < n} hess l(a; z_i) >= gamma I). At the output a, write p = sigma(a'z_n) and
+    r = |p - y_n| in [0, 1]. The record's gradient is (p - y_n) z_n, of K-norm at most
+    r Delta_K / 2, because Delta_K >= ||u z - (-u z)||_K = 2 ||u z||_K (u = +-1) for every
+    record: the noise factor is at most exp(eps q (r + r') / 2) <= exp(eps q (1 + r) / 2).
+    The record's Hessian is p (1 - p) z_n z_n' = r (1 - r) z_n z_n', so the Jacobian factor
+    det(C + M_n) / det(C + M_n') <= det(I + C^{-1} M_n) <= 1 + r (1 - r) m / gamma.
+    Both factors are at the same a and the same r, hence
+
+        log pdf(a | X) / pdf(a | X') <= eps q / 2 + max_r [eps q r / 2 + log(1 + r (1 - r) m / gamma)].
+
+    The paper's bound maximises the two terms separately (r = 1 for the noise, r = 1/2 for
+    the Jacobian: eps q + log(1 + m / (4 gamma)), errata item 1); but a record whose gradient
+    is largest adds no curvature. Under add/remove (X' = X plus z) the noise factor is at most
+    exp(eps q r) with Delta_K the one-record sensitivity (>= ||u z||_K), and the Jacobian
+    factor is at most 1 one way and 1 + r (1 - r) m / gamma the other: the bound is
+    max_r [eps q r + log(1 + r (1 - r) m / gamma)]. As that replace-one bound dominates it
+    term by term, the replace-one gamma is also valid under add/remove.
+
+    f(r) = a r + log(1 + b r (1 - r)) is concave, so its maximum is bounded from above
+    (:func:`_coupled_excess_bound`, a tangent-line certificate) rather than estimated.
+
+    References
+    ----------
+    Paper Section 4, Theorem "Extended Objective Perturbation" and its proof (the change of
+    variables); errata item 1 (gamma for the decoupled bound). The coupling of the noise and
+    Jacobian factors through sigma' = r (1 - r) is this library's refinement of that proof.
+
+    Examples
+    --------
+    >>> round(logistic_gamma(7, 1.0, 0.5), 4)  # against objective_gamma(7 / 4, 1.0, 0.5) = 2.6976
+    2.0527
+    """
+    if neighbours not in ("replace", "add_remove"):
+        raise ValueError(f"neighbours must be 'replace' or 'add_remove'; got {neighbours!r}.")
+    qs = np.asarray(q, dtype=float)
+    out = np.array([_coupled_gamma(m, float(epsilon), float(v), neighbours) for v in qs.ravel()]).reshape(qs.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+@functools.lru_cache(maxsize=4096)
+def _coupled_gamma(m, epsilon, q, neighbours):
+    if neighbours == "replace":
+        a, room = epsilon * q / 2.0, epsilon * (1.0 - q / 2.0)
+    else:
+        a, room = epsilon * q, epsilon
+    room *= 1.0 - 1e-12  # rounding margin of the bound's own arithmetic
+
+    def ok(b):
+        return _coupled_excess_bound(a, b) <= room
+
+    if not ok(0.0):
+        return math.inf  # q so close to 1 that no gamma is enough (refused by the caller)
+    lo, hi = 0.0, 1.0  # b = m / gamma: ok(lo), find hi with not ok(hi)
+    while ok(hi):
+        lo, hi = hi, hi * 2.0
+        if hi > 1e300:
+            return 0.0
+    if lo == 0.0:
+        lo = hi
+        while not ok(lo):
+            hi, lo = lo, lo / 2.0
+            if lo < 1e-300:
+                return math.inf
+    while hi - lo > 1e-12 * lo:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return m / lo
+
+
 def _unit_noise_second_moment(ball):
     """E||V||_2^2 for K-norm noise of scale 1 on ``ball`` (public: no data).
 
@@ -150,8 +278,9 @@ def auto_q(n_samples, ball, sensitivity, epsilon, *, n_classes=2):
     Returns
     -------
     float
-        The q of the grid of step 0.005 in [0.005, 0.995] that minimises the
-        predicted error (see Notes).
+        The q of the grid of step 0.005 in [0.005, 0.995] whose predicted error is
+        closest to the best q's, in ratio, over every coefficient size in the range the rule
+        considers (see Notes).
 
     Notes
     -----
@@ -166,20 +295,23 @@ def auto_q(n_samples, ball, sensitivity, epsilon, *, n_classes=2):
     with H the Hessian of the mean loss. Replacing H by h I, and since E V = 0
     and V is independent of the data,
 
-        E||theta_DP - theta_hat||_2^2 ~ (gamma(q)^2 tau^2 + E||V||_2^2) / (n h + gamma(q))^2,
+        R(q, tau) = E||theta_DP - theta_hat||_2^2 ~ (gamma(q)^2 tau^2 + E||V||_2^2) / (n h + gamma(q))^2,
 
-    where gamma(q) is that of :func:`perturbation_gamma` and E||V||_2^2 =
-    c_K (Delta / (eps q))^2 with c_K the second moment of unit-scale noise (closed
-    form for l_1, l_2, l_inf; a fixed-seed Monte Carlo otherwise). The public
-    constants are h = (k - 1) / (3 k^2), the mean eigenvalue of the Hessian at
-    theta = 0 for features filling [-1, 1] (1/12 for k = 2: sigma'(0) = 1/4 times
-    E x^2 = 1/3), and tau^2 = ||theta_hat||^2 = d (coefficients of order one in the
-    scaled units). The rule trades the bias of a large gamma (small q) against the
-    noise of a small eps q (large q); it returns the minimiser of that expression
-    over the grid. As n -> inf the denominator is (n h)^2 whatever q, so the
-    minimiser of gamma(q)^2 tau^2 + E||V||_2^2 is the limit rule used when n is not
-    public. It is a heuristic beyond the paper, which leaves the choice of q under DP
-    open (Section 4.2).
+    where gamma(q) is that of :func:`perturbation_gamma` (the coupled gamma for two
+    classes) and E||V||_2^2 = c_K (Delta / (eps q))^2 with c_K the second moment of
+    unit-scale noise (closed form for l_1, l_2, l_inf; a fixed-seed Monte Carlo
+    otherwise). h = (k - 1) / (3 k^2) is the mean eigenvalue of the Hessian at theta = 0
+    for features filling [-1, 1] (1/12 for k = 2: sigma'(0) = 1/4 times E x^2 = 1/3).
+
+    The size tau^2 = ||theta_hat||^2 of the coefficients is not public, and it moves the
+    best q a long way: a large gamma (small eps (1 - q)) costs bias gamma^2 tau^2, a
+    small eps q costs noise. The rule is therefore minimax in ratio over
+    tau^2 in [d, 64 d] (coefficients from 1 to 8 per coordinate in the scaled units; the
+    California housing model of the paper's Section 5.3 has tau^2 = 46 d): it returns the q
+    minimising max over tau of R(q, tau) / min_q' R(q', tau). As n -> inf the denominator
+    is (n h)^2 whatever q, so the same rule on gamma(q)^2 tau^2 + E||V||_2^2 is the limit
+    used when n is not public. It is a heuristic beyond the paper, which leaves the choice
+    of q under DP open (Section 4.2).
 
     References
     ----------
@@ -189,27 +321,29 @@ def auto_q(n_samples, ball, sensitivity, epsilon, *, n_classes=2):
     --------
     >>> from knorm.geometry import LpBall
     >>> auto_q(10_000, LpBall(7, float("inf")), 2.0, 1.0)
-    0.77
+    0.72
     >>> auto_q(None, LpBall(7, float("inf")), 2.0, 1.0)  # the n -> inf limit
-    0.765
+    0.805
     """
     d = ball.dim
     k = int(n_classes)
     m = d // (k - 1)
     q = _Q_GRID
-    gamma = perturbation_gamma(m, epsilon, q, n_classes=k)
+    neighbours = "replace" if n_samples is not None else "add_remove"
+    gamma = perturbation_gamma(m, epsilon, q, n_classes=k, neighbours=neighbours)
     noise = _unit_noise_second_moment(ball) * (sensitivity / ((1.0 - OUTPUT_SHARE) * epsilon * q)) ** 2
-    bias = gamma**2 * d
-    if n_samples is None:
-        risk = bias + noise
-    else:
+    tau2 = d * _TAU2_RANGE[:, None]
+    risk = gamma**2 * tau2 + noise
+    if n_samples is not None:
         curvature = (k - 1) / (3.0 * k * k)
-        risk = (bias + noise) / (n_samples * curvature + gamma) ** 2
-    return round(float(q[np.argmin(risk)]), 3)
+        risk = risk / (n_samples * curvature + gamma) ** 2
+    regret = np.max(risk / np.min(risk, axis=1, keepdims=True), axis=0)
+    return round(float(q[np.argmin(regret)]), 3)
 
 
-def perturbation_gamma(m, epsilon, q, *, n_classes=2):
-    """Return the gamma of :func:`fit_objective_perturbation`: errata item 1 at its share of epsilon.
+@fill_doc
+def perturbation_gamma(m, epsilon, q, *, n_classes=2, neighbours="replace"):
+    """Return the gamma of :func:`fit_objective_perturbation` at its share of epsilon.
 
     Parameters
     ----------
@@ -224,22 +358,23 @@ def perturbation_gamma(m, epsilon, q, *, n_classes=2):
         Number k of classes: the multinomial loss has per-record Hessians of rank
         k - 1 whose mean eigenvalue is at most m T / (k - 1), T of
         :func:`~knorm.models.losses.hessian_trace_bound`.
+    %(neighbours)s
 
     Returns
     -------
     float or ndarray
-        (m T / r) / (exp(eps_op (1 - q) / r) - 1) with r = k - 1 and
-        eps_op = (1 - OUTPUT_SHARE) epsilon: (m/4) / (exp(eps_op (1 - q)) - 1) for two
-        classes (:func:`objective_gamma`).
+        With eps_op = (1 - OUTPUT_SHARE) epsilon: for two classes the coupled gamma of
+        :func:`logistic_gamma`; for k > 2 classes errata item 1 with rank r = k - 1,
+        (m T / r) / (exp(eps_op (1 - q) / r) - 1) (:func:`objective_gamma`).
     """
-    return _gamma(logistic_loss(n_classes), m, epsilon, q)
+    return _gamma(logistic_loss(n_classes), m, epsilon, q, neighbours)
 
 
-def _gamma(loss, m, epsilon, q):
-    """lambda / (exp(eps_op (1 - q) / r) - 1) with the loss's lambda and rank r, eps_op = (1 - OUTPUT_SHARE) epsilon."""
+def _gamma(loss, m, epsilon, q, neighbours="replace"):
+    """The gamma of the loss at eps_op = (1 - OUTPUT_SHARE) epsilon: coupled for the binary loss, errata item 1 otherwise."""
     eps_op = (1.0 - OUTPUT_SHARE) * epsilon
-    if loss.rank == 1:  # errata item 1 as printed there (the audit suite substitutes this very call)
-        return objective_gamma(loss.hessian_bound(m), eps_op, q)
+    if isinstance(loss, BinaryLogisticLoss):  # the audit's test substitutes this very call
+        return logistic_gamma(m, eps_op, q, neighbours=neighbours)
     return objective_gamma(loss.hessian_bound(m), eps_op, q, rank=loss.rank)
 
 
@@ -376,6 +511,7 @@ def fit_objective_perturbation(
     theta0=None,
     label="objective perturbation",
     sampler="auto",
+    neighbours="replace",
 ):
     """Release theta_DP of Algorithm "Extended Objective Perturbation" for a logistic loss.
 
@@ -409,6 +545,9 @@ def fit_objective_perturbation(
     sampler : {'auto', 'lattice', 'continuous'}, default 'auto'
         How the noise is drawn (:class:`~knorm.mechanisms.KNormMechanism`): 'auto' is the
         exact lattice release where the ball allows it.
+    neighbours : {'replace', 'add_remove'}, default 'replace'
+        The neighbouring relation of ``sensitivity``: it sets the coupled gamma of the binary
+        loss (:func:`logistic_gamma`; the replace-one gamma is valid for both).
 
     Returns
     -------
@@ -428,10 +567,11 @@ def fit_objective_perturbation(
     -----
     *Mechanism.* With eps_op = (1 - OUTPUT_SHARE) epsilon (99%), V has density
     proportional to exp(-eps_op q ||V||_K / Delta_K), and theta_DP minimises
-    sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta with
-    gamma = lambda / (exp(eps_op (1 - q) / r) - 1) (:func:`perturbation_gamma`): lambda =
-    m / 4 and r = 1 for the binary loss (paper Section 4 with errata item 1), lambda =
-    m T / r and r = k - 1 for the multinomial one. The minimiser is published only if
+    sum_i l(theta; z_i) + gamma/2 ||theta||^2 + V'theta with the gamma of
+    :func:`perturbation_gamma`: for the binary loss the coupled gamma of
+    :func:`logistic_gamma` (the noise and Jacobian factors below bounded jointly, which is
+    smaller than errata item 1's (m / 4) / (exp(eps_op (1 - q)) - 1)); for the multinomial
+    loss gamma = lambda / (exp(eps_op (1 - q) / r) - 1), lambda = m T / r and r = k - 1. The minimiser is published only if
     ||grad F||_2 <= 1e-8 (certified), with output noise of the remaining 1% of epsilon
     covering the distance to the exact minimiser (approximate minima perturbation;
     :meth:`~knorm.mechanisms.KNormMechanism.release_objective`, the release path).
@@ -456,7 +596,9 @@ def fit_objective_perturbation(
       inequality bounds the product by (1 + lambda / gamma)^r = exp(eps_op (1 - q)).
 
     The product is at most exp(eps_op), and the output noise adds the rest of
-    epsilon. The multinomial bound uses only the trace of A, and is not attained for
+    epsilon. For the binary loss both factors depend on the same r = |sigma(a'z_n) - y_n|
+    (the gradient is r z_n in size, the Hessian r (1 - r) z_n z_n'), and
+    :func:`logistic_gamma` bounds their product jointly instead of each at its own worst r. The multinomial bound uses only the trace of A, and is not attained for
     k >= 3 (tr A = T only at p uniform over the k - 1 classes, where A has the
     eigenvalue 0), so its gamma is slightly larger than needed.
 
@@ -496,7 +638,12 @@ def fit_objective_perturbation(
     """
     m = Z.shape[1]
     private = not nonprivate_active()
-    gamma = _gamma(loss, m, epsilon, q) if private else 0.0
+    gamma = _gamma(loss, m, epsilon, q, neighbours) if private else 0.0
+    if private and gamma == math.inf:
+        raise ValueError(
+            f"The 'q' parameter of objective perturbation must leave some epsilon for the Jacobian factor: "
+            f"no gamma makes q = {q!r} private at epsilon = {epsilon!r}. Use q below 1 - 1e-9."
+        )
     if private and not gamma >= _GAMMA_MIN:
         raise ValueError(
             f"The 'epsilon' parameter of objective perturbation is too large for q = {q:g}: gamma = "
