@@ -133,7 +133,9 @@ def run(config):
     return (
         f"Median l2 distance to the true beta over {reps} replicates (n = 10^4, m = 7, no intercept, l_inf noise "
         "with Delta = 2). 'auto q' is the q chosen by `knorm.models.logistic.auto_q` from (n, m, eps, ball, Delta) "
-        "only: it minimises a predicted squared error (gamma^2 m + E||V||^2) / (n/12 + gamma)^2. The oracle column "
+        "only: with R(q, tau) = (gamma(q)^2 tau^2 + E||V||^2) / (n/12 + gamma(q))^2 the predicted squared error, it "
+        "minimises max over tau^2 in [m, 64 m] of R(q, tau) / min_q' R(q', tau); gamma(q) is the coupled gamma of "
+        "`knorm.models.objective.logistic_gamma`, the same for every q column. The oracle column "
         f"is the best q of the grid {GRID} for these very replicates, chosen after the fact (not private). "
         f"Non-private MLE: {mle:.3f}; zero vector: {np.linalg.norm(BETA):.3f}. Each (replicate, eps, q) draws its "
         f"own noise; data are shared across eps and q. Medians of {reps} replicates move by a few percent between "

@@ -59,6 +59,7 @@ def test_the_library_refuses_the_printed_gamma_the_broken_row_uses():
     assert printed_gamma_logistic(_LOGISTIC_X, _LOGISTIC_Y)(3, np.random.default_rng(SEED)).shape == (3, 2)
     est = logistic.LogisticRegression(epsilon=1.0, q=0.5, bounds_X=(-1.0, 1.0), classes=[0, 1], random_state=SEED)
     assert est.fit(_LOGISTIC_X, _LOGISTIC_Y).gamma_ > 0
+
     def printed(m, epsilon, q, neighbours="replace"):  # the binary loss's gamma, replaced by the print
         return _printed_gamma(m / 4.0, epsilon, q)
 

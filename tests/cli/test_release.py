@@ -135,3 +135,23 @@ def test_a_bad_budget_file_is_one_line_and_status_2(command, csv_file, tmp_path,
         assert str(path) in err and what in err and "internal error" not in err, err
     assert "--total-epsilon E" in run_cli([*argv, "--budget", tmp_path / "missing.sqlite"], capsys)[2]
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+def test_release_population_intervals_are_labelled_and_a_refusal_still_prints_the_release(csv_file, capsys):
+    argv = ["release", "mean", csv_file, "--column", "x", "--bounds", "x=0:10", "--epsilon", "1", "--seed", "6"]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    _, lo, hi = _table(out)["mean x"]
+    assert "(the noise), not a population" in out
+    status, out, err = run_cli([*argv, "--kind", "population", "--json"], capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert payload["intervals"]["kind"] == "population" and payload["intervals"]["population_refused"] is None
+    # The same release (same seed), an interval that adds the sampling error: it contains the noise one.
+    plo, phi = payload["intervals"]["lower"][0], payload["intervals"]["upper"][0]
+    assert plo < lo and hi < phi
+    # Under add/remove no variance is released: the value and the noise intervals are printed
+    # (the release was made and charged), with the public reason for the refusal; status 0.
+    status, out, err = run_cli([*argv, "--kind", "population", "--neighbours", "add_remove"], capsys)
+    assert status == 0, err
+    assert "mean x" in _table(out) and "population intervals refused: " in out and "add/remove" in out

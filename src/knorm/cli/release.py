@@ -120,6 +120,14 @@ def add_parser(sub, parser_class):
             if name not in _CHOSEN
             else "failure probability of the printed rank bound (default 0.05)",
         )
+        if name not in _CHOSEN:
+            p.add_argument(
+                "--kind",
+                choices=("noise", "population"),
+                default="noise",
+                help="what the intervals cover: this dataset's statistic (noise, the default) or the population "
+                "parameter behind it (sampling error and noise together; mean, sum, var, std, covariance, histogram)",
+            )
         p.add_argument(
             "--drop-missing", action="store_true", help="drop rows with missing values (add_remove neighbours only)"
         )
@@ -285,7 +293,13 @@ def _report(args, release, columns):
     names = [_rename(n, columns) for n in names]
     if args.statistic == "count":
         names = [f"count {c}" for c in columns] or ["rows"]
-    interval = release.conf_int(args.alpha)
+    interval, refused = release.conf_int(args.alpha), None
+    if args.kind == "population":
+        # The release is made and charged: a refusal still prints it, with the noise intervals and the reason.
+        try:
+            interval = release.conf_int(args.alpha, kind="population")
+        except ValueError as exc:
+            refused = str(exc)
     ci = np.asarray(interval)
     gain = release.gain
     lines = [
@@ -298,14 +312,26 @@ def _report(args, release, columns):
         lines.append(f"charged to {args.budget}: entry {release.ledger_entry.position}")
     rows = [[n, format_number(v), format_interval(a, b)] for n, v, (a, b) in zip(names, value, ci)]
     lines += text_table(["", "value", f"{1 - args.alpha:.0%} interval"], rows)
-    lines.append(f"intervals: {interval.method}; they cover this dataset's statistic (the noise), not a population")
+    if interval.kind == "population":
+        lines.append(f"intervals: {interval.method}; they cover the population parameter (sampling error and noise)")
+    else:
+        lines.append(f"intervals: {interval.method}; they cover this dataset's statistic (the noise), not a population")
+    if refused is not None:
+        lines.append(f"population intervals refused: {refused}")
     payload = {
         "command": f"release {args.statistic}",
         "columns": columns,
         "names": names,
         "release": release_dict(release),
         "gain_over_laplace": gain if math.isfinite(gain) else None,
-        "intervals": {"alpha": args.alpha, "method": interval.method, "lower": ci[:, 0], "upper": ci[:, 1]},
+        "intervals": {
+            "alpha": args.alpha,
+            "kind": interval.kind,
+            "method": interval.method,
+            "lower": ci[:, 0],
+            "upper": ci[:, 1],
+            "population_refused": refused,
+        },
     }
     emit(args, payload, lines)
 
