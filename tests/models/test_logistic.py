@@ -27,6 +27,7 @@ from knorm.mechanisms import KNormMechanism, nonprivate
 from knorm.mechanisms.knorm_mechanism import OUTPUT_SHARE
 from knorm.models import LogisticRegression, auto_q, objective_gamma
 from knorm.models.objective import (
+    TAU2_INFERENCE,
     _coupled_excess_bound,
     _unit_noise_second_moment,
     logistic_gamma,
@@ -618,7 +619,9 @@ def test_auto_q_uses_no_data():
     q, share = qs.pop()
     assert 0 < q < 1 and 0 < share < 1
     eps_model = 1.0 - share
-    assert q == auto_q(2000, LpBall(7, math.inf), 2.0, eps_model)
+    # A fit that releases its information uses the rule over small coefficients (auto_q's Notes).
+    assert q == auto_q(2000, LpBall(7, math.inf), 2.0, eps_model, tau2=TAU2_INFERENCE)
+    assert q > auto_q(2000, LpBall(7, math.inf), 2.0, eps_model)
     assert clf.gamma_ == pytest.approx(perturbation_gamma(7, eps_model, q))
 
 

@@ -32,7 +32,7 @@ from knorm.models.logistic_inference import (
     auto_inference_share,
     floor_information,
 )
-from knorm.models.objective import auto_q, objective_gamma, perturbation_gamma
+from knorm.models.objective import TAU2_INFERENCE, auto_q, objective_gamma, perturbation_gamma
 from knorm.noise import KNormNoise
 from knorm.sensitivity.softmax import information_layout_weights, logistic_information_space
 from tests.settings import ALPHA, SEED
@@ -219,7 +219,7 @@ def test_add_remove_uses_rules_without_n():
         random_state=rng,
     ).fit(X, y)
     assert clf.inference_share_ == 0.25
-    assert clf.q_ == auto_q(None, LpBall(7, math.inf), 1.0, 0.75)
+    assert clf.q_ == auto_q(None, LpBall(7, math.inf), 1.0, 0.75, tau2=TAU2_INFERENCE)
     assert clf.information_release_.sensitivity.value == 0.5 and clf.summary().conf_int.shape == (7, 2)
 
 

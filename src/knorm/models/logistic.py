@@ -23,7 +23,7 @@ from knorm.models.logistic_information import release_information
 from knorm.models.logistic_noise import NORMS, certified_sensitivity, model_ball, norm_name
 from knorm.models.logistic_scaling import coefficient_transform, scale_features, to_original_units
 from knorm.models.losses import logistic_loss
-from knorm.models.objective import ObjectiveFit, auto_q, fit_objective_perturbation
+from knorm.models.objective import TAU2_INFERENCE, TAU2_POINT, ObjectiveFit, auto_q, fit_objective_perturbation
 from knorm.models.release_plan import check_fit_budget, release_rngs
 
 __all__ = ["LogisticRegression", "auto_q"]
@@ -64,8 +64,10 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Share of the objective-perturbation budget spent on the noise V; the rest pays
         for the Hessian term through gamma. 'auto' is the data-independent rule of
         :func:`~knorm.models.objective.auto_q`, which uses n under replace-one
-        neighbours and its n-free limit under add/remove ones; q = 0.5 is the paper's
-        setting.
+        neighbours and its n-free limit under add/remove ones, and puts more of epsilon
+        on the noise when ``inference_share > 0`` (the intervals' bootstrap carries the
+        noise by one Newton step; the ridge bias it models exactly); q = 0.5 is the
+        paper's setting.
     inference_share : float in [0, 1) or 'auto', default=0.0
         Share of epsilon spent on releasing the Fisher information, for ``bse_``,
         :meth:`conf_int` and the intervals of :meth:`summary` (two classes only). 0 (the
@@ -416,7 +418,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         rngs = release_rngs(self._release_rng(), n_releases)
         eps_info = epsilons[1] if share > 0 else 0.0
         if not ovr:  # one release; k = 2 is the binary loss
-            fits = [self._fit_model(Z, y_idx, k, epsilons[0], rngs[0], "")]
+            fits = [self._fit_model(Z, y_idx, k, epsilons[0], rngs[0], "", inference=share > 0)]
         else:
             labels = classes.tolist()
             fits = [
@@ -463,7 +465,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # -- the releases ----------------------------------------------------------------------
-    def _fit_model(self, Z, y, k, epsilon, rng, what):
+    def _fit_model(self, Z, y, k, epsilon, rng, what, inference=False):
         """Release the model of k classes (k = 2: binary) by objective perturbation: an ObjectiveFit."""
         n, m = Z.shape
         loss = logistic_loss(k)
@@ -477,7 +479,7 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             ball=ball,
             sensitivity=sens,
             epsilon=epsilon,
-            q=self._resolve_q(n, ball, sens.value, epsilon, k),
+            q=self._resolve_q(n, ball, sens.value, epsilon, k, inference),
             rng=rng,
             accountant=self.accountant,
             max_iter=self.max_iter,
@@ -487,11 +489,19 @@ class LogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             neighbours=self.neighbours,
         )
 
-    def _resolve_q(self, n, ball, sensitivity, epsilon, k):
+    def _resolve_q(self, n, ball, sensitivity, epsilon, k, inference):
         if self.q != "auto":
             return float(self.q)
-        # n is private under add/remove neighbours: the rule's n-free limit.
-        return auto_q(n if self.neighbours == "replace" else None, ball, sensitivity, epsilon, n_classes=k)
+        # n is private under add/remove neighbours: the rule's n-free limit. A fit that releases
+        # its information for intervals uses the rule over small coefficients (auto_q, Notes).
+        return auto_q(
+            n if self.neighbours == "replace" else None,
+            ball,
+            sensitivity,
+            epsilon,
+            n_classes=k,
+            tau2=TAU2_INFERENCE if inference else TAU2_POINT,
+        )
 
     def _resolve_share(self, k, n, m, epsilon):
         if self.inference_share == "auto":
