@@ -147,7 +147,9 @@ class Records:
         Declared bounds: each block is clipped to them before ``fn`` (when ``clip``).
     fn : callable, optional
         The per-record map of a block (rows in, rows out, an (m, k) array); it must act on
-        each row alone (so the sums do not depend on the blocking). Default: identity.
+        each row alone (so the sums do not depend on the blocking). Default: identity. The
+        sums overwrite a block that is a new float64 array (a clip's or a map's output), never
+        one that shares memory with ``source``.
     width : int, optional
         k, the number of columns ``fn`` returns (default p).
     clip : bool, default True
