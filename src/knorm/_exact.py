@@ -35,6 +35,12 @@ _MAX_RECORDS = 1 << 31
 _EXACT_INT = 1 << 53
 # Values per block of the fixed-point sums (256 KiB of doubles: the block and its temporaries stay in cache).
 _BLOCK_VALUES = 1 << 15
+# 1.5 2^52: the doubles of [2^52, 2^53) are the integers, so fl(t + 1.5 2^52 q) puts t on the grid q.
+_GRID_SHIFT = 1.5 * 2.0**52
+# The bit path needs |round(t / q)| < 2^49 (bound = 2 magnitude / q + 1 below this) ...
+_BITS_ROOM = 2.0**50
+# ... and a block's integer sum below 2^63 in magnitude (m bound below this), recovered modulo 2^64.
+_UINT64_ROOM = 2.0**64
 
 
 class ExactSums:
@@ -141,7 +147,9 @@ class Records:
         Declared bounds: each block is clipped to them before ``fn`` (when ``clip``).
     fn : callable, optional
         The per-record map of a block (rows in, rows out, an (m, k) array); it must act on
-        each row alone (so the sums do not depend on the blocking). Default: identity.
+        each row alone (so the sums do not depend on the blocking). Default: identity. The
+        sums overwrite a block that is a new float64 array (a clip's or a map's output), never
+        one that shares memory with ``source``.
     width : int, optional
         k, the number of columns ``fn`` returns (default p).
     clip : bool, default True
@@ -159,8 +167,9 @@ class Records:
             block = block.clip(self.lower, self.upper)
         return block if self.fn is None else self.fn(block)
 
-    def blocks(self, values=_BLOCK_VALUES):
-        """Yield the per-record values of consecutive row blocks (numpy source)."""
+    def blocks(self, values=None):
+        """Yield the per-record values of consecutive row blocks (numpy source), about ``values`` values each."""
+        values = _BLOCK_VALUES if values is None else values  # read when called: tests vary it
         rows = max(1, values // max(1, self.source.shape[1], self.width))
         for start in range(0, self.source.shape[0], rows):
             yield self._map(self.source[start : start + rows])
@@ -194,16 +203,28 @@ class RecordSums(ExactSums):
     e = sum_j (q_j + 2^-52 magnitude_j) ||e_j||_K (triangle inequality): the mechanism
     covers Delta + e (``KNormMechanism(computation_error=e)``), about 1e-8 of Delta.
 
-    **Exactness of the sums.** q is a power of two, so x / q (a multiplication by the
-    power of two 1 / q) is exact and the record's integer round(x / q) (ties to even) is
-    the same whatever the block it is in. The integers of a block of m rows are below
-    U = 2 magnitude / q + 1 in magnitude; when m U < 2^53 every partial sum of the block is
-    an integer below 2^53, which binary64 adds exactly in any order, so the block's float
-    sum is its exact integer sum. Otherwise (a very fine lattice) the integers, below 2^62
-    (checked), are split into two int64 halves of 31 bits, each summed exactly (below
-    m 2^31 < 2^63). Block sums are added as Python integers. Hence the sum is the exact
-    sum of the per-record integers: independent of the row order, the block size and the
-    Dask partitioning, bit for bit.
+    **Exactness of the sums.** q is a power of two, so the record's integer
+    k = round(t / q) (ties to even) is a function of the record alone, the same whatever
+    the block it is in. Let U = 2 magnitude / q + 1 (public), so |k| < U / 2.
+
+    * When U < 2^50 (every default lattice; the mean's (sum u, sum u^2) has U = 2^35 + 1),
+      a block's integers are read off one addition: with C = 1.5 2^52 q, the exact t + C
+      lies in [2^52 q, 2^53 q), where consecutive doubles are exactly q apart, so the
+      rounded fl(t + C) is the multiple of q nearest t + C, ties to the even mantissa,
+      i.e. C + q k (C / q = 1.5 2^52 is even), and, in that binade, its bit pattern read as
+      an unsigned 64-bit integer is bits(C) + k. The block's bit patterns are summed in
+      uint64 arithmetic, which wraps modulo 2^64 (defined behaviour); minus m bits(C) this
+      is sum k modulo 2^64, and |sum k| < m U / 2 < 2^63 (each block has m U < 2^64, checked),
+      so the representative in [-2^63, 2^63) is the block's exact integer sum. The same k
+      as t / q rounded by ``np.rint`` (the other branch), bit for bit, in one pass with no
+      scaling and no rounding call.
+    * Otherwise (a very fine lattice) the records are scaled by the power of two 1 / q
+      (exact), rounded by ``np.rint``, and the integers, below 2^62 (checked), are split
+      into two int64 halves of 31 bits, each summed exactly (below m 2^31 < 2^63).
+
+    Block sums are added as Python integers. Hence the sum is the exact sum of the
+    per-record integers: independent of the row order, the block size and the Dask
+    partitioning, bit for bit.
     """
 
     note = f"sums in exact fixed point (grid gamma 2^-{FIXED_POINT_BITS})"
@@ -278,25 +299,52 @@ class RecordSums(ExactSums):
 
 def _numpy_units(rows, q, magnitude):
     """The exact sums of round(t_j(x_i) / q_j) as Python ints, block by block (RecordSums, Notes)."""
+    bound = float(np.max(2.0 * magnitude / q)) + 1.0  # public: > 2 |round(t / q)| for every record
+    shift = _GRID_SHIFT * q  # C_j: the doubles in [2^52 q_j, 2^53 q_j) are q_j apart
+    base = [int(b) for b in shift.view(np.uint64)]  # the bit patterns of the C_j
+    # q is public: the bit path needs 2^52 q_j and 2^53 q_j normal doubles (q_j in [2^-1074, 2^970]).
+    on_bits = bound < _BITS_ROOM and bool(np.all((q >= 2.0**-1000) & (q <= 2.0**900)))
     inv = 1.0 / q  # q a power of two: 1 / q is one too, exactly
-    bound = float(np.max(2.0 * magnitude / q)) + 1.0
     totals = [0] * rows.width
     buffer = None
     for block in rows.blocks():
-        if buffer is None or buffer.shape != block.shape:
+        m = len(block)
+        if _scratch(block, rows.source):  # a new array of the clip or the map: the grid is put on it in place
+            buffer = block
+        elif buffer is None or buffer.shape != block.shape:
             buffer = np.empty_like(block, dtype=float)  # the block's memory order: contiguous columns stay so
-        np.multiply(block, inv, out=buffer)  # exact: a power of two
-        np.rint(buffer, out=buffer)  # the record on the grid q, ties to even
-        # Column by column: numpy's sum(axis=0) of a narrow C-ordered block is 10-70x slower than
-        # the sums of its strided columns (measured on (16384, 2) blocks); the values are the same.
-        if len(block) * bound < _EXACT_INT:  # every partial sum an integer below 2^53: exact in binary64
-            sums = [int(buffer[:, j].sum()) for j in range(buffer.shape[1])]
-        else:  # two int64 halves of 31 bits, each sum below m 2^31 < 2^63
+        if on_bits and m * bound < _UINT64_ROOM:
+            np.add(block, shift, out=buffer)  # C_j + q_j round(t / q_j), ties to even: the record on the grid
+            bits = buffer.view(np.uint64)  # = bits(C_j) + round(t / q_j): one pass, no rint, no scaling
+            sums = [_signed(s - m * b) for s, b in zip(_column_sums(bits), base)]  # uint64 sums wrap mod 2^64
+        else:  # a very fine lattice: round(t / q) up to 2^62, in two int64 halves of 31 bits (each sum < m 2^31)
+            np.multiply(block, inv, out=buffer)  # exact: a power of two
+            np.rint(buffer, out=buffer)  # the record on the grid q, ties to even
             ints = buffer.astype(np.int64)
             high, low = ints >> 31, ints & ((1 << 31) - 1)
-            sums = [(int(high[:, j].sum()) << 31) + int(low[:, j].sum()) for j in range(ints.shape[1])]
+            sums = [(h << 31) + lo for h, lo in zip(_column_sums(high), _column_sums(low))]
         totals = [t + s for t, s in zip(totals, sums)]
     return totals
+
+
+def _column_sums(block):
+    """The column sums of an integer block, as Python ints (in the block's own dtype, which may wrap)."""
+    if block.flags.f_contiguous:  # contiguous columns (the maps' layout): one reduction
+        return np.add.reduce(block, axis=0).tolist()
+    # Column by column: numpy's sum(axis=0) of a narrow C-ordered block is 10-70x slower than
+    # the sums of its strided columns (measured on (16384, 2) blocks); the values are the same.
+    return [int(block[:, j].sum()) for j in range(block.shape[1])]
+
+
+def _scratch(block, source):
+    """Whether ``block`` is a writeable float64 array of its own (not a view of the data): the sums may overwrite it."""
+    return block.dtype == np.float64 and block.flags.writeable and not np.may_share_memory(block, source)
+
+
+def _signed(value):
+    """The integer in [-2^63, 2^63) congruent to ``value`` modulo 2^64."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >> 63 else value
 
 
 def _dask_units(rows, q):

@@ -101,7 +101,7 @@ def test_sums_do_not_depend_on_the_block_size_nor_the_summation_path(adversarial
     """Blocks of any size give the same bits, on the float path (block sums below 2^53) and on the int64 one."""
     import knorm._exact as exact
 
-    X = adversarial[:200_000]
+    X = adversarial[: 200_000 if block >= 4096 else 20_000]  # tiny blocks: fewer rows (one Python step each)
     whole = RecordSums((X, np.ones(2), True))
     monkeypatch.setattr(exact, "_BLOCK_VALUES", block)
     for gamma in (np.array([2.0**-20, 2.0**-18]), np.array([2.0**-40, 2.0**-38])):  # the second: int64 halves
@@ -142,3 +142,101 @@ def test_mean_makes_no_copy_of_the_data():
     finally:
         tracemalloc.stop()
     assert peak < 0.5 * x.nbytes
+
+
+def _rational_units(T, q):
+    """sum_i round(T_ij / q_j) in exact rational arithmetic (round of a Fraction: half to even; no np.rint)."""
+    from fractions import Fraction
+
+    return [sum(round(Fraction(float(t)) / Fraction(float(q[j]))) for t in T[:, j]) for j in range(len(q))]
+
+
+def _tricky_records(q, magnitude, n, rng):
+    """Records that break a wrong grid rounding or a wrong recovery of wrapped sums, on the grid q.
+
+    Exact ties k q + q / 2 (k even and odd, both signs), one double on either side of a
+    tie, +-0, subnormals, the extremes +-magnitude in long runs (block sums near m U / 2),
+    cancelling pairs of huge and tiny values, and uniform values spread over 60 binades.
+    """
+    k = rng.integers(-(2**20), 2**20, n)
+    ties = (k + 0.5) * q
+    near = np.nextafter(ties, rng.choice([-np.inf, np.inf], n))
+    huge = rng.choice([-magnitude, magnitude], n)
+    spread = rng.uniform(-1, 1, n) * magnitude * 2.0 ** -rng.integers(0, 60, n)
+    special = rng.choice([0.0, -0.0, 5e-324, -5e-324, 2.0**-1022, q / 2, -q / 2, 1.5 * q, -2.5 * q], n)
+    cancel = np.repeat(rng.choice([-magnitude, magnitude], n // 2), 2) * np.tile([1.0, -1.0], n // 2)
+    runs = np.full(n, magnitude)  # one sign over whole blocks: block sums at their largest
+    parts = [ties, near, huge, spread, special, cancel, runs, -runs]
+    return np.clip(np.concatenate(parts), -magnitude, magnitude)
+
+
+@pytest.mark.parametrize("q_exp", [-20, -40, -60])
+def test_grid_sums_equal_exact_rational_rounding_on_adversarial_records(monkeypatch, q_exp):
+    """Both exact paths (the bit patterns of t + 1.5 2^52 q, and the int64 halves) give the rational sums.
+
+    With magnitude 2^-9: q = 2^-20 and 2^-40 have U = 2 magnitude / q + 1 below 2^50 (the bit
+    path, its uint64 block sums wrapping many times), q = 2^-60 has U above 2^50 (the int64
+    halves); blocks from 1 row to all of them.
+    """
+    import knorm._exact as exact
+
+    rng = np.random.default_rng(SEED)
+    q, magnitude = 2.0**q_exp, 2.0**-9
+    x = _tricky_records(q, magnitude, 3000, rng)
+    X = np.column_stack([x, rng.permutation(x)])
+    expected = _rational_units(X, [q, 2 * q])
+    for block in (1, 3, 1 << 12, 1 << 20):
+        monkeypatch.setattr(exact, "_BLOCK_VALUES", block)
+        units = exact._numpy_units(exact.Records(X), np.array([q, 2 * q]), np.array([magnitude, magnitude]))
+        assert units == expected, block
+
+
+@pytest.mark.parametrize("block", [1 << 15, 1 << 16])
+def test_grid_sums_recover_block_sums_near_two_to_the_63(monkeypatch, block):
+    """The bit path's uint64 sums wrap many times; block sums just under 2^63 come back exact.
+
+    q = 2^-40 and records at magnitude q (2^48 - 1): U = 2^49 - 1. Blocks of 2^15 rows have
+    m U = 2^64 - 2^15 (the bit path, sums of +-(2^63 - 2^15): the edge); blocks of 2^16 rows
+    would reach 2^64 and take the int64 halves.
+    """
+    import knorm._exact as exact
+
+    monkeypatch.setattr(exact, "_BLOCK_VALUES", block)
+    q = 2.0**-40
+    magnitude = q * (2.0**48 - 1)
+    X = np.full((3 * block, 1), magnitude)
+    X[block : 2 * block] *= -1  # the middle block: the most negative sum
+    units = exact._numpy_units(exact.Records(X), np.array([q]), np.array([magnitude]))
+    assert units == [block * (2**48 - 1)]  # +, -, + blocks of k = 2^48 - 1 each
+
+
+def test_grid_sums_of_the_mean_focus_equal_exact_rational_rounding():
+    """(sum u, sum u^2), u = (x - c) / w rounded as the mean computes it, on its lattice q = 2^-32, bit for bit."""
+    from knorm._exact import Records
+    from knorm.stats.moments import _Standardised
+
+    rng = np.random.default_rng(SEED)
+    lo, hi = -3.3, 7.1
+    c, w = (lo + hi) / 2, hi - lo
+    x = np.concatenate([rng.uniform(lo, hi, 20_000), [lo, hi, c, np.nextafter(c, hi)], rng.normal(c, 10, 1000)])
+    rows = Records(x[:, None], np.array([lo]), np.array([hi]), fn=_Standardised(c, w), width=2)
+    q = np.full(2, 2.0**-32)
+    import knorm._exact as exact
+
+    u = (np.clip(x, lo, hi) - c) / w
+    assert exact._numpy_units(rows, q, np.array([4.0, 2.0])) == _rational_units(np.column_stack([u, u * u]), q)
+
+
+def test_grid_sums_never_write_into_the_data():
+    """The grid is put in place on the blocks the sums own (clipped or mapped), never on views of the data."""
+    from knorm._exact import Records
+
+    rng = np.random.default_rng(SEED)
+    X = rng.uniform(-1, 1, (50_000, 3))
+    before = X.copy()
+    gamma = np.full(3, 2.0**-10)
+    for rows in (Records(X), Records(X, -np.ones(3), np.ones(3), clip=False), Records(X, fn=lambda b: b)):
+        RecordSums((rows, 1.0, True)).on_lattice(gamma, LpBall(3, np.inf))
+    dp.mean(X[:, 0], (-1, 1), epsilon=1.0, rng=SEED)
+    dp.sum(X, (-1, 1), epsilon=1.0, rng=SEED)
+    assert np.array_equal(X, before)
