@@ -57,3 +57,17 @@ def test_command_writes_the_page_and_splices_a_partial_run(tmp_path, argv, monke
     assert coverage.main([*argv, "--docs", str(tmp_path)]) == 0
     page = (tmp_path / "coverage.md").read_text()
     assert "## `mean`" in page and "## `other`" in page and "then python -m knorm.experiments.coverage --only" in page
+
+
+def test_small_sample_population_means_and_sums_get_more_replicates():
+    # At 200 replicates a cell of true coverage 0.95 reads below the floor with probability 0.0012;
+    # the cheap cells of the population mean and sum (n <= 10^4) run SMALL_SAMPLE_REPS instead.
+    more = ("stats.mean(...).conf_int(kind='population')", "stats.sum(...).conf_int(kind='population')")
+    seen = 0
+    for check in coverage.checks():
+        for cell in check.cells:
+            small = check.name in more and cell.n <= 10_000
+            expected = coverage.SMALL_SAMPLE_REPS if small else 100 if "Logistic" in check.name else None
+            assert cell.reps == expected, (check.name, cell.regime, cell.n)
+            seen += small
+    assert seen >= 8 and coverage.SMALL_SAMPLE_REPS >= 1000
