@@ -199,6 +199,12 @@ def check_count(n, name, owner):
     return int(n)
 
 
+def check_size(size, owner):
+    """Return the sample shape of ``size`` (None, an int or a tuple of ints) as a tuple of checked counts."""
+    shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
+    return tuple(check_count(k, "size", owner) for k in shape)
+
+
 def _is_real_entry(v):
     """True unless ``v`` is an entry numpy cannot read as a real number.
 

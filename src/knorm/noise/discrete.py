@@ -66,7 +66,7 @@ import math
 
 import numpy as np
 
-from knorm._validation import check_count, check_rng
+from knorm._validation import check_rng, check_size
 from knorm.noise import dyadic
 
 # The building blocks live in knorm.noise.integers, .bernoulli, .geometric_table and .dyadic;
@@ -142,10 +142,7 @@ def _check_rate(s, t, owner):
 
 
 def _size_shape(size, owner):
-    if size is None:
-        return None
-    shape = (size,) if np.ndim(size) == 0 else tuple(size)
-    return tuple(check_count(k, "size", owner) for k in shape)
+    return None if size is None else check_size(size, owner)
 
 
 def _geometric_e1(n, rng):

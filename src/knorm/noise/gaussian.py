@@ -37,7 +37,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
-from knorm._validation import check_count, check_rng, param_error
+from knorm._validation import check_count, check_rng, check_size, param_error
 from knorm.noise import discrete
 from knorm.noise.law import NoiseLaw
 
@@ -281,8 +281,7 @@ class DiscreteGaussianNoise(NoiseLaw):
             Shape (dim,) or ``(*size, dim)``.
         """
         gen = check_rng(rng, "DiscreteGaussianNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        shape = tuple(check_count(s, "size", "DiscreteGaussianNoise.sample") for s in shape)
+        shape = check_size(size, "DiscreteGaussianNoise.sample")
         n = math.prod(shape) * self.dim
         return _discrete_gaussian(self._params, n, gen).reshape((*shape, self.dim))
 
@@ -359,7 +358,7 @@ class GaussianNoise(NoiseLaw):
             Shape (dim,) or ``(*size, dim)``.
         """
         gen = check_rng(rng, "GaussianNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
+        shape = check_size(size, "GaussianNoise.sample")
         z = gen.standard_normal((*shape, self.dim))
         return z @ self.factor.T
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import check_rng
+from knorm._validation import check_rng, check_size
 from knorm.geometry import LpBall, RejectionStats
 from knorm.noise import discrete
 from knorm.noise.lattice import MIN_ACCEPTANCE, LatticeKNormNoise
@@ -103,7 +103,7 @@ class BlockLatticeNoise(NoiseLaw):
             The noise, in lattice units.
         """
         gen = check_rng(rng, "BlockLatticeNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
+        shape = check_size(size, "BlockLatticeNoise.sample")
         out = np.empty((*shape, self.dim), dtype=np.int64)
         for idx, noise in self.parts:
             out[..., list(idx)] = noise.sample(size, rng=gen)
@@ -286,7 +286,7 @@ class HistogramLatticeNoise(NoiseLaw):
             The noise, in lattice units.
         """
         gen = check_rng(rng, "HistogramLatticeNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
+        shape = check_size(size, "HistogramLatticeNoise.sample")
         n = math.prod(shape)
         acc = max(self.expected_acceptance, MIN_ACCEPTANCE)
         num, den = self._rho.numerator, self._rho.denominator  # the proposals' one rate, dyadic

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knorm._validation import check_count, check_probability, check_rng, param_error
+from knorm._validation import check_count, check_probability, check_rng, check_size, param_error
 
 __all__ = ["MC_DRAWS", "MC_SEED", "HalfWidth", "NoiseLaw", "ZeroNoise"]
 
@@ -243,8 +243,7 @@ class ZeroNoise(NoiseLaw):
             Zeros.
         """
         check_rng(rng, "ZeroNoise.sample")
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        shape = tuple(check_count(s, "size", "ZeroNoise.sample") for s in shape)
+        shape = check_size(size, "ZeroNoise.sample")
         return np.zeros((*shape, self.dim))
 
     def _closed_half_width(self, alpha):

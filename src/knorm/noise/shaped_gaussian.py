@@ -116,7 +116,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from knorm._validation import check_count, check_rng, param_error
+from knorm._validation import check_rng, check_size, param_error
 from knorm.noise import discrete
 from knorm.noise.bernoulli import _bernoulli_exp_frac, _bernoulli_exp_int
 from knorm.noise.gaussian import _discrete_gaussian, _parameters, _proposal_t, lattice_sigma2
@@ -1027,8 +1027,7 @@ class ShapedDiscreteGaussianNoise(NoiseLaw):
         """
         owner = "ShapedDiscreteGaussianNoise.sample"
         gen = check_rng(rng, owner)
-        shape = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
-        shape = tuple(check_count(s, "size", owner) for s in shape)
+        shape = check_size(size, owner)
         n = math.prod(shape)
         return self._plan.sample(n, gen).reshape((*shape, self.dim))
 

@@ -142,8 +142,10 @@ def _honest_variance(v, W_v, alpha, cap):
     return used, v < floor
 
 
-def _mc_error(alpha, n_draws):
-    return math.sqrt(alpha * (1 - alpha) / n_draws)
+def _population_intervals(release, lower, upper, alpha, method, n_draws):
+    """The named population Intervals, with the Monte Carlo error of the public noise law's quantiles."""
+    mc_error = math.sqrt(alpha * (1 - alpha) / n_draws)
+    return Intervals(np.array(lower), np.array(upper), alpha, method, mc_error, names=release.names, kind="population")
 
 
 _RAISED = "; a variance below its noise level raised to it"
@@ -226,15 +228,7 @@ class MomentsModel(SamplingModel):
             method += "; variance: fourth moment bounded by the bounds"
         if p["raised"]:
             method += _RAISED
-        return Intervals(
-            np.array(lower),
-            np.array(upper),
-            alpha,
-            method,
-            _mc_error(alpha, n_draws),
-            names=release.names,
-            kind="population",
-        )
+        return _population_intervals(release, lower, upper, alpha, method, n_draws)
 
     def test(self, release, value, alternative, rng):
         """P-value for the population mean (or total) against ``value``, by the mean interval's law."""
@@ -315,15 +309,7 @@ class CovarianceModel(SamplingModel):
         method = "t-law (means), normal law with fourth moments bounded by the bounds (entries), public noise law"
         if raised:
             method += _RAISED
-        return Intervals(
-            np.array(lower),
-            np.array(upper),
-            alpha,
-            method,
-            _mc_error(alpha, n_draws),
-            names=release.names,
-            kind="population",
-        )
+        return _population_intervals(release, lower, upper, alpha, method, n_draws)
 
 
 @dataclass(frozen=True)
@@ -364,15 +350,7 @@ class ProportionModel(SamplingModel):
             lower.append(max(lo_j, 0.0))
             upper.append(min(hi_j, 1.0))
         method = "binomial sampling error (normal law, p (1 - p) conservative), public noise law"
-        return Intervals(
-            np.array(lower),
-            np.array(upper),
-            alpha,
-            method,
-            _mc_error(alpha, n_draws),
-            names=release.names,
-            kind="population",
-        )
+        return _population_intervals(release, lower, upper, alpha, method, n_draws)
 
     def test(self, release, value, alternative, rng):
         """The exact DP-UMP test of H0: pi = ``value`` (Awan & Slavkovic 2018) for one count."""
